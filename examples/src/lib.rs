@@ -1,0 +1,15 @@
+//! The seed's document service: five tools with the seed's exact policy table.
+//!
+//! | tool | effect | approval | retry | idempotency key |
+//! |---|---|---|---|---|
+//! | `search_documents` | pure_read | no | 2 | optional (host) |
+//! | `read_document_span` | pure_read | no | 2 | not needed |
+//! | `create_draft_ticket` | reversible_write | conditional | 1 | required (field) |
+//! | `send_email` | irreversible_write | yes | 1 (no auto retry) | required (derived) |
+//! | `delete_document` | irreversible_write | yes | 1 (forbidden) | required (derived) |
+
+pub mod documents;
+pub mod store;
+
+pub use documents::*;
+pub use store::{Document, DocumentStore};

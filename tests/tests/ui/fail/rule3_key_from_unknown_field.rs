@@ -1,0 +1,28 @@
+use tool_contract::{tool, Tool, ToolArgs, ToolError};
+
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+struct SendEmailArgs {
+    /// Recipient.
+    #[schemars(length(min = 3, max = 254))]
+    to: String,
+    /// Subject line.
+    #[schemars(length(min = 1, max = 200))]
+    subject: String,
+}
+
+/// Sends an e-mail; it cannot be unsent. Use it only when the user asked to send this message.
+#[tool(
+    version = "1.2.0",
+    effect = "irreversible_write",
+    timeout_ms = 2000,
+    approval,
+    idempotency(from = [to, subjet])
+)]
+async fn send_email(_args: SendEmailArgs) -> Result<String, ToolError> {
+    Ok("sent".into())
+}
+
+fn main() {
+    let _ = SendEmail::contract();
+}

@@ -1,0 +1,19 @@
+use tool_contract::{tool, Tool, ToolArgs, ToolError};
+
+#[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// What to look for.
+    #[schemars(length(min = 2, max = 500))]
+    query: String,
+}
+
+/// Finds documents. Use it for internal documents only, never for the web.
+#[tool(name = "Search", version = "1.0.0", effect = "pure_read", timeout_ms = 500)]
+async fn search(_args: SearchArgs) -> Result<Vec<String>, ToolError> {
+    Ok(vec![])
+}
+
+fn main() {
+    let _ = Search::contract();
+}

@@ -1,0 +1,201 @@
+//! The trusted runtime context: who is calling, for which tenant, with which capabilities.
+//!
+//! Everything here comes from the host, never from the model's arguments (seed, "Schema에 넣지
+//! 말아야 할 값"). Handlers read it through [extractors](crate::extract).
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::extract::{CallMeta, IdempotencyKey, Principal, Tenant};
+
+/// Host-held values a handler can extract with [`State<T>`](crate::extract::State): database
+/// pools, HTTP clients, credentials. Keyed by type.
+#[derive(Clone, Default)]
+pub struct Extensions {
+    map: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl Extensions {
+    /// Stores `value`, replacing any earlier value of the same type.
+    pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) {
+        self.map.insert(TypeId::of::<T>(), Arc::new(value));
+    }
+
+    /// The stored value of type `T`, if any.
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.map
+            .get(&TypeId::of::<T>())
+            .and_then(|v| v.downcast_ref::<T>())
+    }
+}
+
+impl fmt::Debug for Extensions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Values may be credentials: never print them.
+        f.debug_struct("Extensions")
+            .field("len", &self.map.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The trusted runtime context of one call.
+///
+/// ```
+/// use tool_contract::ToolContext;
+///
+/// let ctx = ToolContext::builder()
+///     .principal("user:42")
+///     .tenant("acme")
+///     .capability("documents:search")
+///     .build();
+/// assert!(ctx.has_capability("documents:search"));
+/// assert_eq!(ctx.tenant().map(|t| t.as_str()), Some("acme"));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ToolContext {
+    principal: Option<Principal>,
+    tenant: Option<Tenant>,
+    capabilities: Arc<BTreeSet<String>>,
+    agent_state: Option<String>,
+    deadline: Option<Instant>,
+    pinned_versions: Arc<HashMap<String, String>>,
+    call: Option<CallMeta>,
+    idempotency_key: Option<IdempotencyKey>,
+    extensions: Arc<Extensions>,
+}
+
+impl ToolContext {
+    /// Starts a context.
+    pub fn builder() -> ToolContextBuilder {
+        ToolContextBuilder::default()
+    }
+
+    /// The authenticated principal, if any.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
+    }
+    /// The tenant the call runs for, if any.
+    pub fn tenant(&self) -> Option<&Tenant> {
+        self.tenant.as_ref()
+    }
+    /// The capabilities granted to the principal.
+    pub fn capabilities(&self) -> &BTreeSet<String> {
+        &self.capabilities
+    }
+    /// Whether `capability` was granted.
+    pub fn has_capability(&self, capability: &str) -> bool {
+        self.capabilities.contains(capability)
+    }
+    /// The agent's current state label, for state gates.
+    pub fn agent_state(&self) -> Option<&str> {
+        self.agent_state.as_deref()
+    }
+    /// When the whole agent turn must end.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+    /// The version pinned for `tool`, if any.
+    pub fn pinned_version(&self, tool: &str) -> Option<&str> {
+        self.pinned_versions.get(tool).map(String::as_str)
+    }
+    /// Facts about the call being executed, set by the pipeline.
+    pub fn call(&self) -> Option<&CallMeta> {
+        self.call.as_ref()
+    }
+    /// The idempotency key resolved for this call, if any.
+    pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
+        self.idempotency_key.as_ref()
+    }
+    /// Host-held values.
+    pub fn extensions(&self) -> &Extensions {
+        &self.extensions
+    }
+
+    /// A copy of this context for one call: same identity, with call facts and key set.
+    pub fn for_call(&self, call: CallMeta, idempotency_key: Option<IdempotencyKey>) -> ToolContext {
+        ToolContext {
+            call: Some(call),
+            idempotency_key,
+            ..self.clone()
+        }
+    }
+}
+
+/// Builds a [`ToolContext`].
+#[derive(Debug, Default)]
+pub struct ToolContextBuilder {
+    ctx: ToolContext,
+    capabilities: BTreeSet<String>,
+    pinned: HashMap<String, String>,
+    extensions: Extensions,
+}
+
+impl ToolContextBuilder {
+    /// Sets the authenticated principal.
+    pub fn principal(mut self, principal: impl Into<Principal>) -> Self {
+        self.ctx.principal = Some(principal.into());
+        self
+    }
+    /// Sets the tenant.
+    pub fn tenant(mut self, tenant: impl Into<Tenant>) -> Self {
+        self.ctx.tenant = Some(tenant.into());
+        self
+    }
+    /// Grants one capability.
+    pub fn capability(mut self, capability: impl Into<String>) -> Self {
+        self.capabilities.insert(capability.into());
+        self
+    }
+    /// Grants several capabilities.
+    pub fn capabilities<I, S>(mut self, capabilities: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.capabilities
+            .extend(capabilities.into_iter().map(Into::into));
+        self
+    }
+    /// Sets the agent's current state label.
+    pub fn agent_state(mut self, state: impl Into<String>) -> Self {
+        self.ctx.agent_state = Some(state.into());
+        self
+    }
+    /// Sets the deadline of the whole agent turn.
+    pub fn deadline(mut self, deadline: Instant) -> Self {
+        self.ctx.deadline = Some(deadline);
+        self
+    }
+    /// Pins `tool` to `version`.
+    pub fn pin_version(mut self, tool: impl Into<String>, version: impl Into<String>) -> Self {
+        self.pinned.insert(tool.into(), version.into());
+        self
+    }
+    /// Sets the call facts (normally done by the pipeline).
+    pub fn call(mut self, call: CallMeta) -> Self {
+        self.ctx.call = Some(call);
+        self
+    }
+    /// Sets a host-supplied idempotency key.
+    pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
+        self.ctx.idempotency_key = Some(key);
+        self
+    }
+    /// Stores a host-held value for [`State<T>`](crate::extract::State).
+    pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+    /// Finishes the context.
+    pub fn build(self) -> ToolContext {
+        ToolContext {
+            capabilities: Arc::new(self.capabilities),
+            pinned_versions: Arc::new(self.pinned),
+            extensions: Arc::new(self.extensions),
+            ..self.ctx
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The twelve contract fields of the seed, as serializable data.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::effect::Effect;
+use crate::error::ErrorCategory;
+
+/// Everything a host needs to know about a tool before letting a model use it.
+///
+/// Built once per tool by `#[tool]` (see [`Tool::contract`](crate::Tool::contract)); serializes
+/// to JSON for prompts, audits, lock files and replays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ToolContract {
+    /// 1. Stable `verb_object` name.
+    pub name: String,
+    /// 12. Semantic version of the schema and meaning.
+    pub version: String,
+    /// 2. Decision-oriented description: when to use, when not, how it differs.
+    pub description: String,
+    /// 3. Draft 2020-12 input schema (`additionalProperties: false`).
+    pub input_schema: Value,
+    /// 4. Draft 2020-12 schema of the handler's output.
+    pub output_schema: Value,
+    /// 5. The error categories an observation can carry, and what each means to the agent.
+    pub error_model: ErrorModel,
+    /// 6. Effect class.
+    pub effect: Effect,
+    /// 7. What the trusted context must grant.
+    pub authorization: Authorization,
+    /// 8. Whether a human approves before execution.
+    pub approval: ApprovalPolicy,
+    /// 9. Per-attempt timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// 10. Automatic retry policy.
+    pub retry: RetryPolicy,
+    /// 11. Where the idempotency key comes from.
+    pub idempotency: IdempotencyPolicy,
+    /// The host's policy version this contract was reviewed under.
+    pub policy_version: Option<String>,
+    /// Hashes and ids that tell versions apart in traces and replays.
+    pub fingerprint: Fingerprint,
+}
+
+/// The error side of the contract (seed field 5).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ErrorModel {
+    /// Every category an error observation can carry.
+    pub categories: Vec<CategoryInfo>,
+    /// Categories the executor retries automatically for this tool (empty when `max_attempts == 1`).
+    pub auto_retried: Vec<ErrorCategory>,
+}
+
+/// One error category, with its default retryability and the agent's expected reaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CategoryInfo {
+    /// The category.
+    pub category: ErrorCategory,
+    /// Whether errors of this category are retryable by default.
+    pub retryable: bool,
+    /// What the agent should do.
+    pub agent_action: String,
+}
+
+impl ErrorModel {
+    /// The error model of a tool with the given retry policy.
+    pub fn for_retry(retry: &RetryPolicy) -> Self {
+        let categories = ErrorCategory::ALL
+            .iter()
+            .map(|&category| CategoryInfo {
+                category,
+                retryable: category.default_retryable(),
+                agent_action: category.agent_action().to_owned(),
+            })
+            .collect();
+        let auto_retried = if retry.max_attempts > 1 {
+            ErrorCategory::ALL
+                .iter()
+                .copied()
+                .filter(|c| c.default_retryable())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        ErrorModel {
+            categories,
+            auto_retried,
+        }
+    }
+}
+
+/// What the trusted context must provide (seed field 7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Authorization {
+    /// Capabilities the principal must hold, all of them.
+    pub capabilities: Vec<String>,
+    /// The trusted extractors the handler takes, e.g. `["Tenant", "IdempotencyKey"]`.
+    pub extractors: Vec<String>,
+}
+
+/// Whether a human approves a call before it runs (seed field 8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Runs without approval.
+    Never,
+    /// Needs approval when the args type's [`ApprovalCondition`](crate::ApprovalCondition) says so.
+    Conditional,
+    /// Always needs approval.
+    Always,
+}
+
+/// Automatic retry policy (seed field 10). Only retryable categories are retried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RetryPolicy {
+    /// Attempts in total, including the first; 1 means no automatic retry.
+    pub max_attempts: u32,
+    /// Backoff before the second attempt; doubles each time.
+    pub backoff_ms: u64,
+    /// Upper bound of the backoff.
+    pub max_backoff_ms: u64,
+}
+
+impl RetryPolicy {
+    /// No automatic retry.
+    pub const NONE: RetryPolicy = RetryPolicy {
+        max_attempts: 1,
+        backoff_ms: 0,
+        max_backoff_ms: 0,
+    };
+
+    /// A policy; `#[tool(retry(...))]` checks the bounds at compile time.
+    pub const fn new(max_attempts: u32, backoff_ms: u64, max_backoff_ms: u64) -> Self {
+        RetryPolicy {
+            max_attempts,
+            backoff_ms,
+            max_backoff_ms,
+        }
+    }
+}
+
+/// Where a call's idempotency key comes from (seed field 11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum IdempotencySource {
+    /// No key: the tool is a read, or repeats are harmless.
+    None,
+    /// An args field marked `#[tool(idempotency_key)]` carries the key.
+    Field {
+        /// The field's wire name.
+        field: String,
+    },
+    /// The key is a canonical hash of the named args fields (`idempotency(from = [...])`).
+    Derived {
+        /// The fields' wire names, in declaration order of the attribute.
+        fields: Vec<String>,
+    },
+    /// The host supplies the key in the trusted context (`idempotency(host)`).
+    Host,
+}
+
+/// The idempotency side of the contract.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct IdempotencyPolicy {
+    /// Where the key comes from.
+    pub source: IdempotencySource,
+    /// Whether the pipeline refuses to run the tool without a key (every write tool).
+    pub required: bool,
+}
+
+/// Identifies exactly which contract and code ran (seed, "Tool versioning").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Fingerprint {
+    /// `sha256:` of the RFC 8785 canonical input schema (without `$id`).
+    pub input_schema_sha256: String,
+    /// `sha256:` of the RFC 8785 canonical output schema (without `$id`).
+    pub output_schema_sha256: String,
+    /// `sha256:` of the canonical contract without its fingerprint: changes when any policy
+    /// field (effect, timeout, retry, approval, capabilities, ...) changes.
+    pub contract_sha256: String,
+    /// `crate@version`, plus `+git.<rev>` when the revision was known at build time.
+    pub implementation: String,
+    /// The host's policy version, if declared.
+    pub policy_version: Option<String>,
+}

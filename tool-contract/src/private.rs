@@ -1,0 +1,186 @@
+//! Items the macros' expansions call. Not public API: no semver guarantees.
+//!
+//! Keeping the real work in functions here keeps expansions small and lets the logic be tested
+//! in this crate (schemars `_private`).
+
+pub use core;
+pub use schemars;
+pub use serde;
+pub use serde_json;
+
+pub use crate::effect::{ExternalRead, IrreversibleWrite, PureRead, ReversibleWrite};
+pub use crate::tool::ArgField;
+
+use crate::context::ToolContext;
+use crate::contract::{
+    ApprovalPolicy, Authorization, ErrorModel, Fingerprint, IdempotencyPolicy, IdempotencySource,
+    RetryPolicy, ToolContract,
+};
+use crate::effect::{Effect, EffectClass};
+use crate::error::ToolError;
+use crate::extract::FromToolContext;
+use crate::schema::{schema_hash, sha256_canonical, tool_schema, Direction};
+use crate::tool::{ApprovalCondition, Tool, ToolArgs};
+
+/// Where `#[tool]` was told the idempotency key comes from.
+#[derive(Clone, Copy, Debug)]
+pub enum IdempotencySpec {
+    /// From the args' `#[tool(idempotency_key)]` field, if there is one.
+    ArgsField,
+    /// A canonical hash of these Rust field names.
+    Derived(&'static [&'static str]),
+    /// From the host.
+    Host,
+}
+
+/// The attribute's data, as a `const` in the expansion.
+#[derive(Clone, Copy, Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub description: &'static str,
+    pub effect: Effect,
+    pub capabilities: &'static [&'static str],
+    pub approval: ApprovalPolicy,
+    pub timeout_ms: u64,
+    pub retry: RetryPolicy,
+    pub idempotency: IdempotencySpec,
+    pub policy_version: Option<&'static str>,
+    pub extractors: &'static [&'static str],
+    pub crate_name: &'static str,
+    pub crate_version: &'static str,
+    pub git_revision: Option<&'static str>,
+}
+
+/// Builds the contract of `T` from its spec. Called once per tool, behind a `OnceLock`.
+pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
+    debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
+    let input_schema = tool_schema::<T::Args>(spec.name, spec.version, Direction::Input);
+    let output_schema = tool_schema::<T::Output>(spec.name, spec.version, Direction::Output);
+    let source = match spec.idempotency {
+        IdempotencySpec::ArgsField => match T::Args::idempotency_key_field() {
+            Some(field) => IdempotencySource::Field {
+                field: field.to_owned(),
+            },
+            None => IdempotencySource::None,
+        },
+        IdempotencySpec::Derived(fields) => IdempotencySource::Derived {
+            fields: fields
+                .iter()
+                .map(|f| wire_name::<T::Args>(f).to_owned())
+                .collect(),
+        },
+        IdempotencySpec::Host => IdempotencySource::Host,
+    };
+    let implementation = match spec.git_revision {
+        Some(rev) if !rev.is_empty() => {
+            format!("{}@{}+git.{rev}", spec.crate_name, spec.crate_version)
+        }
+        _ => format!("{}@{}", spec.crate_name, spec.crate_version),
+    };
+    let policy_version = spec.policy_version.map(str::to_owned);
+    let mut contract = ToolContract {
+        name: spec.name.to_owned(),
+        version: spec.version.to_owned(),
+        description: spec.description.to_owned(),
+        error_model: ErrorModel::for_retry(&spec.retry),
+        effect: spec.effect,
+        authorization: Authorization {
+            capabilities: spec.capabilities.iter().map(|c| (*c).to_owned()).collect(),
+            extractors: spec.extractors.iter().map(|c| (*c).to_owned()).collect(),
+        },
+        approval: spec.approval,
+        timeout_ms: spec.timeout_ms,
+        retry: spec.retry,
+        idempotency: IdempotencyPolicy {
+            source,
+            required: spec.effect.is_write(),
+        },
+        policy_version: policy_version.clone(),
+        fingerprint: Fingerprint {
+            input_schema_sha256: schema_hash(&input_schema),
+            output_schema_sha256: schema_hash(&output_schema),
+            contract_sha256: String::new(),
+            implementation,
+            policy_version,
+        },
+        input_schema,
+        output_schema,
+    };
+    contract.fingerprint.contract_sha256 = contract_hash(&contract);
+    contract
+}
+
+/// Hash of everything in the contract that defines behaviour: the fingerprint itself is left
+/// out, and so is the implementation id, which changes with every commit.
+fn contract_hash(contract: &ToolContract) -> String {
+    let mut value = serde_json::to_value(contract).unwrap_or_default();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("fingerprint");
+    }
+    sha256_canonical(&value)
+}
+
+fn wire_name<A: ToolArgs>(rust_name: &'static str) -> &'static str {
+    A::FIELDS
+        .iter()
+        .find(|f| f.rust_name == rust_name)
+        .map_or(rust_name, |f| f.wire_name)
+}
+
+/// Marks args that have a `#[tool(idempotency_key)]` field; emitted by `#[derive(ToolArgs)]`.
+#[diagnostic::on_unimplemented(
+    message = "this write tool has no idempotency key source",
+    label = "a write effect needs an idempotency key",
+    note = "`{Self}` has no field marked `#[tool(idempotency_key)]`",
+    note = "mark a field with `#[tool(idempotency_key)]`, derive the key with `idempotency(from = [field, ...])`, or take it from the host with `idempotency(host)`"
+)]
+pub trait HasIdempotencyKeyField {}
+
+/// The handler's return type: `Result<T, ToolError>`.
+#[diagnostic::on_unimplemented(
+    message = "a #[tool] handler must return `Result<_, ToolError>`, not `{Self}`",
+    label = "change the return type to `Result<Output, tool_contract::ToolError>`"
+)]
+pub trait ToolReturn {
+    type Output;
+    fn into_result(self) -> Result<Self::Output, ToolError>;
+}
+
+impl<T> ToolReturn for Result<T, ToolError> {
+    type Output = T;
+    #[inline]
+    fn into_result(self) -> Result<T, ToolError> {
+        self
+    }
+}
+
+/// The handler's output must serialize and have a schema.
+#[diagnostic::on_unimplemented(
+    message = "tool output `{Self}` needs `Serialize` and `JsonSchema`",
+    label = "the output schema is generated from this type",
+    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to `{Self}`"
+)]
+pub trait ToolOutput: serde::Serialize + schemars::JsonSchema + Send + 'static {}
+impl<T: serde::Serialize + schemars::JsonSchema + Send + 'static> ToolOutput for T {}
+
+// Never-called functions whose bounds carry the cross-item checks; the expansion calls them with
+// spans on the attribute tokens, so the error lands where the fix is.
+pub const fn assert_tool_args<T: ToolArgs>() {}
+pub const fn assert_output<T: ToolOutput>() {}
+pub const fn assert_extractor<T: FromToolContext>() {}
+pub const fn assert_idempotency_key_field<T: HasIdempotencyKeyField>() {}
+pub const fn assert_approval_condition<T: ApprovalCondition>() {}
+
+#[inline]
+pub fn requires_approval_conditional<A: ApprovalCondition>(args: &A, ctx: &ToolContext) -> bool {
+    args.requires_approval(ctx)
+}
+
+#[inline]
+pub fn extract<T: FromToolContext>(ctx: &ToolContext) -> Result<T, ToolError> {
+    T::from_tool_context(ctx)
+}
+
+pub use std::sync::OnceLock;
+pub use std::vec::Vec;

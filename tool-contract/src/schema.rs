@@ -1,0 +1,136 @@
+//! Schema generation (schemars, Draft 2020-12) and canonical hashing (RFC 8785).
+
+use schemars::generate::SchemaSettings;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The meta-schema every generated schema declares.
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// Which side of a tool a schema describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// The model's arguments, as deserialized.
+    Input,
+    /// The handler's output, as serialized.
+    Output,
+}
+
+impl Direction {
+    fn as_str(self) -> &'static str {
+        match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        }
+    }
+}
+
+/// Generates the root schema of `T` for a tool, with `$schema` and `$id = tool://name/dir/version`.
+///
+/// Subschemas are inlined (recursive types keep a `$ref`) because LLM providers handle inline
+/// schemas more reliably than `$defs`. The Rust type name (`title`) is dropped from the root: the
+/// tool name already says what it is, and the type name is noise in a prompt.
+pub fn tool_schema<T: ?Sized + JsonSchema>(
+    tool: &str,
+    version: &str,
+    direction: Direction,
+) -> Value {
+    let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
+    let settings = match direction {
+        Direction::Input => settings.for_deserialize(),
+        Direction::Output => settings.for_serialize(),
+    };
+    let schema = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let mut root = Map::new();
+    root.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
+    root.insert(
+        "$id".into(),
+        Value::String(format!("tool://{tool}/{}/{version}", direction.as_str())),
+    );
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k != "$schema" && k != "title" {
+                    root.insert(k, v);
+                }
+            }
+        }
+        // `true`/`false` schemas: keep their meaning with an equivalent object form.
+        Value::Bool(false) => {
+            root.insert("not".into(), Value::Object(Map::new()));
+        }
+        _ => {}
+    }
+    Value::Object(root)
+}
+
+/// RFC 8785 (JCS) canonical bytes of `value`.
+pub fn canonical_json<T: Serialize>(value: &T) -> Vec<u8> {
+    // Values built from serde_json trees cannot fail to serialize; an error here is a bug in a
+    // user `Serialize` impl, and hashing its partial output would be worse than an empty hash.
+    serde_json_canonicalizer::to_vec(value).unwrap_or_default()
+}
+
+/// `sha256:<hex>` of the canonical form of `value`.
+pub fn sha256_canonical<T: Serialize>(value: &T) -> String {
+    let digest = Sha256::digest(canonical_json(value));
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in digest.iter() {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// `sha256:` of a tool schema without its `$id`, so equal shapes hash equal across versions.
+pub fn schema_hash(schema: &Value) -> String {
+    match schema {
+        Value::Object(map) if map.contains_key("$id") => {
+            let mut map = map.clone();
+            map.remove("$id");
+            sha256_canonical(&map)
+        }
+        other => sha256_canonical(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_hash_ignores_key_order_and_whitespace() {
+        let a: Value = serde_json::from_str(r#"{"b": 1, "a": [1, 2]}"#).unwrap();
+        let b: Value = serde_json::from_str(r#"{"a":[1,2],"b":1}"#).unwrap();
+        assert_eq!(sha256_canonical(&a), sha256_canonical(&b));
+        assert_ne!(
+            sha256_canonical(&a),
+            sha256_canonical(&json!({"a": [2, 1], "b": 1}))
+        );
+    }
+
+    #[test]
+    fn canonical_form_follows_rfc8785() {
+        // RFC 8785 §3.2.3: keys sorted by UTF-16 code units; numbers in ES6 shortest form.
+        let v = json!({"z": 1.0, "a": "\u{20ac}", "\u{e9}": true, "1e3": 1e3});
+        assert_eq!(
+            String::from_utf8(canonical_json(&v)).unwrap(),
+            r#"{"1e3":1000,"a":"€","z":1,"é":true}"#
+        );
+    }
+
+    #[test]
+    fn schema_hash_is_version_independent() {
+        let a = json!({"$id": "tool://x/input/1.0.0", "type": "object"});
+        let b = json!({"$id": "tool://x/input/2.0.0", "type": "object"});
+        assert_eq!(schema_hash(&a), schema_hash(&b));
+        assert!(schema_hash(&a).starts_with("sha256:"));
+        assert_eq!(schema_hash(&a).len(), 7 + 64);
+    }
+}
