@@ -82,8 +82,15 @@ impl fmt::Display for ErrorCategory {
 /// let json = serde_json::to_value(&err).unwrap();
 /// assert_eq!(json["retry_after_ms"], 1200);
 /// ```
+// Boxed so `Result<T, ToolError>` stays one pointer wide on the happy path of every handler.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct ToolError {
+    inner: Box<ErrorBody>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct ErrorBody {
     code: Cow<'static, str>,
     category: ErrorCategory,
     message: Cow<'static, str>,
@@ -100,12 +107,14 @@ impl ToolError {
         message: impl Into<Cow<'static, str>>,
     ) -> Self {
         ToolError {
-            code: code.into(),
-            category,
-            message: message.into(),
-            retryable: category.default_retryable(),
-            retry_after_ms: None,
-            safe_details: Map::new(),
+            inner: Box::new(ErrorBody {
+                code: code.into(),
+                category,
+                message: message.into(),
+                retryable: category.default_retryable(),
+                retry_after_ms: None,
+                safe_details: Map::new(),
+            }),
         }
     }
 
@@ -162,53 +171,57 @@ impl ToolError {
     /// Overrides whether this error may be retried automatically.
     #[must_use]
     pub fn with_retryable(mut self, retryable: bool) -> Self {
-        self.retryable = retryable;
+        self.inner.retryable = retryable;
         self
     }
 
     /// Tells the caller how long to wait before a retry.
     #[must_use]
     pub fn with_retry_after_ms(mut self, ms: u64) -> Self {
-        self.retry_after_ms = Some(ms);
+        self.inner.retry_after_ms = Some(ms);
         self
     }
 
     /// Adds a detail that is safe to show the model.
     #[must_use]
     pub fn with_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.safe_details.insert(key.into(), value.into());
+        self.inner.safe_details.insert(key.into(), value.into());
         self
     }
 
     /// The stable machine-readable code, e.g. `"DOCUMENT_NOT_FOUND"`.
     pub fn code(&self) -> &str {
-        &self.code
+        &self.inner.code
     }
     /// The category.
     pub fn category(&self) -> ErrorCategory {
-        self.category
+        self.inner.category
     }
     /// The model-safe message.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
     /// Whether an automatic retry is allowed.
     pub fn retryable(&self) -> bool {
-        self.retryable
+        self.inner.retryable
     }
     /// The suggested wait before a retry, if any.
     pub fn retry_after_ms(&self) -> Option<u64> {
-        self.retry_after_ms
+        self.inner.retry_after_ms
     }
     /// Details safe to show the model.
     pub fn safe_details(&self) -> &Map<String, Value> {
-        &self.safe_details
+        &self.inner.safe_details
     }
 }
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.category, self.code, self.message)
+        write!(
+            f,
+            "{} {}: {}",
+            self.inner.category, self.inner.code, self.inner.message
+        )
     }
 }
 

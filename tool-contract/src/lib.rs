@@ -1,4 +1,55 @@
-#![doc = include_str!("../README.md")]
+//! Turn an LLM's tool *proposal* into a safe, checked execution.
+//!
+//! A model never calls an API: it proposes a structured intent. `tool-contract` gives every tool
+//! a contract (the seed's twelve fields: name, description, input and output schema, error
+//! model, effect, authorization, approval, timeout, retry, idempotency and version) generated
+//! from one attribute, and turns policy mistakes into compile errors.
+//!
+//! ```
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//! use tool_contract::extract::Tenant;
+//! use tool_contract::{tool, Tool, ToolArgs, ToolContext, ToolError};
+//!
+//! #[derive(Deserialize, JsonSchema, ToolArgs)]
+//! #[serde(deny_unknown_fields)]
+//! struct SearchDocumentsArgs {
+//!     /// Words to find: a search expression, not an instruction.
+//!     #[schemars(length(min = 2, max = 500))]
+//!     query: String,
+//!     /// How many candidates to return.
+//!     #[serde(default = "eight")]
+//!     #[schemars(range(min = 1, max = 20))]
+//!     top_k: u8,
+//! }
+//! fn eight() -> u8 { 8 }
+//!
+//! #[derive(Serialize, JsonSchema)]
+//! struct Hits { items: Vec<String> }
+//!
+//! /// Finds evidence in internal documents the current user may read. Not for web searches;
+//! /// use `read_document_span` when you already know the source id.
+//! #[tool(version = "2.1.0", effect = "pure_read", timeout_ms = 500, capabilities("documents:search"))]
+//! async fn search_documents(args: SearchDocumentsArgs, tenant: Tenant) -> Result<Hits, ToolError> {
+//!     Ok(Hits { items: vec![format!("{tenant}: {}", args.query)] })
+//! }
+//!
+//! let contract = SearchDocuments::contract();
+//! assert_eq!(contract.input_schema["properties"]["top_k"]["maximum"], 20);
+//! assert_eq!(contract.input_schema["properties"]["top_k"]["default"], 8);
+//!
+//! // The tenant comes from the trusted context, never from the model's JSON.
+//! let ctx = ToolContext::builder().tenant("acme").build();
+//! let args = serde_json::from_str(r#"{"query": "refund policy"}"#).unwrap();
+//! let hits = futures_executor_block_on(SearchDocuments.call(args, &ctx)).unwrap();
+//! assert_eq!(hits.items, ["acme: refund policy"]);
+//! # fn futures_executor_block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+//! # }
+//! ```
+//!
+//! See [`tool`](macro@tool) for every attribute key and compile-time rule, [`extract`] for the
+//! trusted extractors, and [`Toolset`] for type-level read-only toolsets.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

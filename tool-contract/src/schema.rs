@@ -99,6 +99,62 @@ pub fn schema_hash(schema: &Value) -> String {
     }
 }
 
+/// Compares every `default` in `T`'s input schema with what deserialization really fills in.
+///
+/// The seed warns that a schema `default` is only an annotation: validators do not inject it.
+/// A model reading `"default": 8` must get 8 when it omits the field, so the two must agree.
+/// `minimal` is a valid instance that omits the defaulted fields; the result lists each
+/// mismatch as `field: schema says X, serde applies Y`. Call it from your tests:
+///
+/// ```
+/// # use tool_contract::ToolArgs;
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// #[serde(deny_unknown_fields)]
+/// struct Args {
+///     /// How many results.
+///     #[serde(default = "eight")]
+///     #[schemars(range(min = 1, max = 20))]
+///     top_k: u8,
+/// }
+/// fn eight() -> u8 { 8 }
+///
+/// let mismatches = tool_contract::schema::default_mismatches::<Args>(&serde_json::json!({}));
+/// assert!(mismatches.is_empty(), "{mismatches:?}");
+/// ```
+pub fn default_mismatches<T>(minimal: &Value) -> Vec<String>
+where
+    T: JsonSchema + Serialize + serde::de::DeserializeOwned,
+{
+    let schema = tool_schema::<T>("defaults_check", "0.0.0", Direction::Input);
+    let instance: T = match serde_json::from_value(minimal.clone()) {
+        Ok(v) => v,
+        Err(err) => return vec![format!("the minimal instance does not deserialize: {err}")],
+    };
+    let applied = serde_json::to_value(&instance).unwrap_or(Value::Null);
+    let mut out = Vec::new();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return out;
+    };
+    for (name, prop) in props {
+        let Some(default) = prop.get("default") else {
+            continue;
+        };
+        if minimal.get(name).is_some() {
+            out.push(format!(
+                "{name}: the minimal instance sets it, so its default is not exercised"
+            ));
+            continue;
+        }
+        let got = applied.get(name).unwrap_or(&Value::Null);
+        if got != default {
+            out.push(format!(
+                "{name}: schema says {default}, serde applies {got}"
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

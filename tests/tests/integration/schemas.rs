@@ -1,0 +1,158 @@
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::{contract, seed_tools};
+
+/// The seed's `search_documents` input schema, verbatim except for the Korean description.
+fn seed_search_schema() -> Value {
+    json!({
+      "$schema": "https://json-schema.org/draft/2020-12/schema",
+      "$id": "tool://search_documents/input/2.1.0",
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "query": {"type": "string", "minLength": 2, "maxLength": 500},
+        "source_types": {
+          "type": "array",
+          "items": {"enum": ["policy", "manual", "incident", "faq"]},
+          "uniqueItems": true,
+          "maxItems": 4,
+          "default": ["policy", "manual"]
+        },
+        "date_from": {"type": ["string", "null"], "format": "date"},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": 20, "default": 8}
+      },
+      "required": ["query", "source_types", "top_k"]
+    })
+}
+
+/// Whether every keyword of `expected` is in `actual` with the same value (objects recursively).
+fn missing_from(expected: &Value, actual: &Value, path: &str, out: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (k, v) in e {
+                match a.get(k) {
+                    Some(av) => missing_from(v, av, &format!("{path}/{k}"), out),
+                    None => out.push(format!("{path}/{k} is missing")),
+                }
+            }
+        }
+        (e, a) if e == a => {}
+        (e, a) => out.push(format!("{path}: seed has {e}, generated has {a}")),
+    }
+}
+
+#[test]
+fn search_documents_schema_has_every_constraint_of_the_seed() {
+    let generated = &contract("search_documents").input_schema;
+    let mut seed = seed_search_schema();
+    // The seed lists defaulted fields as required, which is what a strict-mode prompt export
+    // needs; the canonical schema states what deserialization accepts: only `query` is needed,
+    // and the others take the defaults it advertises.
+    let seed_required = seed.as_object_mut().unwrap().remove("required").unwrap();
+    let mut missing = Vec::new();
+    missing_from(&seed, generated, "", &mut missing);
+    assert!(missing.is_empty(), "{missing:#?}");
+    assert_eq!(generated["required"], json!(["query"]));
+    for name in seed_required.as_array().unwrap() {
+        let prop = &generated["properties"][name.as_str().unwrap()];
+        assert!(
+            name == "query" || prop.get("default").is_some(),
+            "{name} neither required nor defaulted"
+        );
+    }
+    // Field order follows the struct, as the seed lists it.
+    let order: Vec<_> = generated["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(order, ["query", "source_types", "date_from", "top_k"]);
+}
+
+#[test]
+fn every_generated_schema_is_valid_draft_2020_12() {
+    for c in seed_tools().contracts() {
+        for (side, schema) in [("input", &c.input_schema), ("output", &c.output_schema)] {
+            assert_eq!(
+                schema["$schema"],
+                "https://json-schema.org/draft/2020-12/schema"
+            );
+            assert_eq!(
+                schema["$id"],
+                format!("tool://{}/{side}/{}", c.name, c.version)
+            );
+            if let Err(err) = jsonschema::draft202012::meta::validate(schema) {
+                panic!("{} {side} schema is not valid 2020-12: {err}", c.name);
+            }
+        }
+        assert_eq!(c.input_schema["type"], "object", "{}", c.name);
+        assert_eq!(c.input_schema["additionalProperties"], false, "{}", c.name);
+        for (name, prop) in c.input_schema["properties"].as_object().unwrap() {
+            assert!(
+                prop.get("description").is_some(),
+                "{}.{name} has no description",
+                c.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_search_schema_accepts_the_seed_proposal_and_rejects_abuse() {
+    let schema = &contract("search_documents").input_schema;
+    let v = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(schema)
+        .unwrap();
+    assert!(v.is_valid(&json!({"query": "2026 환불 정책 발효일", "top_k": 8})));
+    assert!(v.is_valid(
+        &json!({"query": "refund", "source_types": ["incident"], "date_from": null, "top_k": 5})
+    ));
+    for bad in [
+        json!({"query": "x"}),
+        json!({"query": "refund", "top_k": 50}),
+        json!({"query": "refund", "top_k": 0}),
+        json!({"query": "refund", "tenant_id": "globex"}),
+        json!({"query": "refund", "source_types": ["policy", "policy"]}),
+        json!({"query": "refund", "source_types": ["internet"]}),
+        json!({"query": "refund", "date_from": "yesterday"}),
+        json!({"query": "a".repeat(501)}),
+        json!({"top_k": 8}),
+    ] {
+        assert!(!v.is_valid(&bad), "accepted {bad}");
+    }
+}
+
+fn snapshot_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
+}
+
+/// Snapshots of the ten generated schemas. `UPDATE_SNAPSHOTS=1` rewrites them; review the diff.
+#[test]
+fn generated_schemas_match_their_snapshots() {
+    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
+    let mut stale = Vec::new();
+    for c in seed_tools().contracts() {
+        for (side, schema) in [("input", &c.input_schema), ("output", &c.output_schema)] {
+            let path = snapshot_dir().join(format!("{}.{side}.json", c.name));
+            let text = serde_json::to_string_pretty(schema).unwrap() + "\n";
+            if update {
+                std::fs::write(&path, &text).unwrap();
+                continue;
+            }
+            match std::fs::read_to_string(&path) {
+                Ok(old) if old == text => {}
+                Ok(_) => stale.push(format!("{} differs", path.display())),
+                Err(_) => stale.push(format!("{} is missing", path.display())),
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "run with UPDATE_SNAPSHOTS=1 and review the diff:\n{}",
+        stale.join("\n")
+    );
+}
