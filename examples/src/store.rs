@@ -1,7 +1,9 @@
 //! A tiny in-memory, multi-tenant document store behind the seed's tools.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use crate::documents::SourceType;
 
@@ -19,9 +21,14 @@ pub struct Document {
 }
 
 /// Documents keyed by (tenant, source id). Cloning shares the same store.
+///
+/// Two switches simulate a misbehaving backend for demos and tests: a latency added to every
+/// lookup, and a score scale (a "backend upgrade" that reports percentages instead of 0..1).
 #[derive(Clone, Debug, Default)]
 pub struct DocumentStore {
     inner: Arc<RwLock<BTreeMap<(String, String), Document>>>,
+    latency_ms: Arc<AtomicU64>,
+    score_percent: Arc<AtomicU64>,
 }
 
 impl DocumentStore {
@@ -56,6 +63,36 @@ impl DocumentStore {
             .filter(|((t, _), _)| t == tenant)
             .map(|(_, d)| d.clone())
             .collect()
+    }
+
+    /// Makes every lookup take `latency` (a slow backend).
+    pub fn set_latency(&self, latency: Duration) {
+        self.latency_ms.store(
+            u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Makes search report scores in percent (0..=100), breaking the output contract.
+    pub fn set_scores_in_percent(&self, on: bool) {
+        self.score_percent.store(u64::from(on), Ordering::Relaxed);
+    }
+
+    /// 1.0, or 100.0 after [`set_scores_in_percent`](Self::set_scores_in_percent).
+    pub fn score_scale(&self) -> f64 {
+        if self.score_percent.load(Ordering::Relaxed) == 1 {
+            100.0
+        } else {
+            1.0
+        }
+    }
+
+    /// Waits for the configured latency, if any.
+    pub async fn simulate_latency(&self) {
+        let ms = self.latency_ms.load(Ordering::Relaxed);
+        if ms > 0 {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
     }
 
     /// A store with the seed's refund policy for tenant `acme` and a manual for `globex`.

@@ -20,6 +20,7 @@ pub const TOOL_KEYS: &[&str] = &[
     "retry",
     "idempotency",
     "policy_version",
+    "provenance",
     "crate",
 ];
 const RETRY_KEYS: &[&str] = &["max_attempts", "backoff_ms", "max_backoff_ms"];
@@ -100,6 +101,7 @@ pub struct ToolAttr {
     pub retry: Option<Spanned<Retry>>,
     pub idempotency: Option<Spanned<IdempotencyKind>>,
     pub policy_version: Option<LitStr>,
+    pub provenance: Option<(LitStr, Option<LitStr>)>,
     pub krate: Option<syn::Path>,
     /// Keys written at all, valid or not: a key with a bad value is not also "missing".
     pub seen: Vec<String>,
@@ -443,6 +445,37 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
                 cx.error_spanned_by(&s, "`policy_version` must not be empty");
             }
             set_once(cx, &meta, &mut attr.policy_version, s);
+        }
+    } else if path.is_ident("provenance") {
+        let example = "provenance(source = \"/source_id\", revision = \"/revision\")";
+        if !meta.input.peek(syn::token::Paren) {
+            skip_value(&meta)?;
+            cx.error_spanned_by(path, format!("write `{example}`"));
+            return Ok(());
+        }
+        let (mut source, mut revision) = (None, None);
+        meta.parse_nested_meta(|m| {
+            let slot = if m.path.is_ident("source") {
+                &mut source
+            } else if m.path.is_ident("revision") {
+                &mut revision
+            } else {
+                unknown_key(cx, &m.path, "provenance key", &["source", "revision"]);
+                return skip_value(&m);
+            };
+            if let Some(s) = expect_str(cx, &m, example)? {
+                if !s.value().starts_with('/') {
+                    cx.error_spanned_by(&s, "a provenance field is a JSON pointer into the output, e.g. `\"/source_id\"`");
+                }
+                set_once(cx, &m, slot, s);
+            }
+            Ok(())
+        })?;
+        match source {
+            Some(s) => set_once(cx, &meta, &mut attr.provenance, (s, revision)),
+            None => {
+                cx.error_spanned_by(path, format!("`provenance` needs a `source`: `{example}`"))
+            }
         }
     } else if path.is_ident("crate") {
         if let Some(p) = parse_crate_path(cx, &meta)? {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::extract::{CallMeta, IdempotencyKey, Principal, Tenant};
+use crate::policy::Budget;
 
 /// Host-held values a handler can extract with [`State<T>`](crate::extract::State): database
 /// pools, HTTP clients, credentials. Keyed by type.
@@ -61,6 +62,7 @@ pub struct ToolContext {
     capabilities: Arc<BTreeSet<String>>,
     agent_state: Option<String>,
     deadline: Option<Instant>,
+    budget: Option<Arc<Budget>>,
     pinned_versions: Arc<HashMap<String, String>>,
     call: Option<CallMeta>,
     idempotency_key: Option<IdempotencyKey>,
@@ -97,6 +99,10 @@ impl ToolContext {
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline
     }
+    /// The turn's shared tool budget, if any.
+    pub fn budget(&self) -> Option<&Arc<Budget>> {
+        self.budget.as_ref()
+    }
     /// The version pinned for `tool`, if any.
     pub fn pinned_version(&self, tool: &str) -> Option<&str> {
         self.pinned_versions.get(tool).map(String::as_str)
@@ -120,6 +126,12 @@ impl ToolContext {
             call: Some(call),
             idempotency_key,
             ..self.clone()
+        }
+    }
+
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        if let Some(call) = &mut self.call {
+            call.attempt = attempt;
         }
     }
 }
@@ -167,6 +179,11 @@ impl ToolContextBuilder {
     /// Sets the deadline of the whole agent turn.
     pub fn deadline(mut self, deadline: Instant) -> Self {
         self.ctx.deadline = Some(deadline);
+        self
+    }
+    /// Shares a tool budget (calls and tool time) across the turn's calls.
+    pub fn budget(mut self, budget: Arc<Budget>) -> Self {
+        self.ctx.budget = Some(budget);
         self
     }
     /// Pins `tool` to `version`.

@@ -39,6 +39,9 @@ pub struct ToolContract {
     pub idempotency: IdempotencyPolicy,
     /// The host's policy version this contract was reviewed under.
     pub policy_version: Option<String>,
+    /// Where in the output the data's source and revision are, for the observation's provenance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<ProvenanceSpec>,
     /// Hashes and ids that tell versions apart in traces and replays.
     pub fingerprint: Fingerprint,
 }
@@ -172,6 +175,17 @@ pub struct IdempotencyPolicy {
     pub source: IdempotencySource,
     /// Whether the pipeline refuses to run the tool without a key (every write tool).
     pub required: bool,
+}
+
+/// JSON pointers into a tool's output naming the data's source and revision
+/// (`provenance(source = "/source_id", revision = "/revision")`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProvenanceSpec {
+    /// Pointer to the source id, e.g. `/source_id`.
+    pub source: String,
+    /// Pointer to the revision, e.g. `/revision`.
+    pub revision: Option<String>,
 }
 
 /// Identifies exactly which contract and code ran (seed, "Tool versioning").

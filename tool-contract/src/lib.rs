@@ -53,14 +53,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod approval;
 pub mod context;
 pub mod contract;
 pub mod effect;
+pub mod envelope;
 pub mod error;
+pub mod execute;
 pub mod extract;
+pub mod idempotency;
+pub mod policy;
+pub mod proposal;
+pub mod receipt;
+pub mod registry;
 pub mod schema;
 mod tool;
 mod toolset;
+pub mod validate;
 
 #[doc(hidden)]
 #[allow(missing_docs)]
@@ -79,3 +88,10 @@ pub use effect::{Effect, ReadOnly, ReadWrite};
 pub use error::{ErrorCategory, ToolError, ValidationIssue};
 pub use tool::{ApprovalCondition, ArgField, BoxFuture, DynTool, Tool, ToolArgs};
 pub use toolset::{ReadOnlyToolset, Toolset};
+
+pub use approval::ApprovalRequest;
+pub use envelope::Observation;
+pub use execute::PreparedCall;
+pub use proposal::{Proposal, ProposalLimits};
+pub use registry::{Prepared, Registry, RegistryBuilder, RegistryError, Rejection};
+pub use validate::{RepairFeedback, RepairLoop, RepairStep};

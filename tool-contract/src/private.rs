@@ -47,6 +47,7 @@ pub struct ToolSpec {
     pub idempotency: IdempotencySpec,
     pub policy_version: Option<&'static str>,
     pub extractors: &'static [&'static str],
+    pub provenance: Option<(&'static str, Option<&'static str>)>,
     pub crate_name: &'static str,
     pub crate_version: &'static str,
     pub git_revision: Option<&'static str>,
@@ -97,6 +98,12 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
             required: spec.effect.is_write(),
         },
         policy_version: policy_version.clone(),
+        provenance: spec
+            .provenance
+            .map(|(source, revision)| crate::contract::ProvenanceSpec {
+                source: source.to_owned(),
+                revision: revision.map(str::to_owned),
+            }),
         fingerprint: Fingerprint {
             input_schema_sha256: schema_hash(&input_schema),
             output_schema_sha256: schema_hash(&output_schema),

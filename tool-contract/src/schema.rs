@@ -155,6 +155,82 @@ where
     out
 }
 
+/// DESIGN rule 9 for nested types: every string and array a model can write has an upper
+/// bound. Top-level fields marked `#[tool(unbounded = "...")]` are skipped with their subtree;
+/// strings constrained by `enum`, `const` or a fixed-size `format` are bounded already.
+pub(crate) fn lint_bounds(
+    contract: &crate::ToolContract,
+    fields: &[crate::ArgField],
+) -> Result<(), crate::registry::RegistryError> {
+    fn walk(schema: &Value, pointer: &str, depth: usize, out: &mut Option<(String, &'static str)>) {
+        if out.is_some() || depth > 32 {
+            return;
+        }
+        let Value::Object(m) = schema else { return };
+        let types: Vec<&str> = match m.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let fixed = m.contains_key("enum")
+            || m.contains_key("const")
+            || matches!(
+                m.get("format").and_then(Value::as_str),
+                Some("date" | "date-time" | "time" | "uuid" | "ipv4" | "ipv6")
+            );
+        if types.contains(&"string") && !fixed && !m.contains_key("maxLength") {
+            *out = Some((pointer.to_owned(), "string"));
+            return;
+        }
+        if types.contains(&"array") && !m.contains_key("maxItems") {
+            *out = Some((pointer.to_owned(), "array"));
+            return;
+        }
+        if let Some(Value::Object(props)) = m.get("properties") {
+            for (k, v) in props {
+                walk(v, &format!("{pointer}/properties/{k}"), depth + 1, out);
+            }
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(v) = m.get(key) {
+                walk(v, &format!("{pointer}/{key}"), depth + 1, out);
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+            if let Some(Value::Array(alts)) = m.get(key) {
+                for (i, v) in alts.iter().enumerate() {
+                    walk(v, &format!("{pointer}/{key}/{i}"), depth + 1, out);
+                }
+            }
+        }
+    }
+    let Some(props) = contract
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
+        return Ok(());
+    };
+    for (name, schema) in props {
+        if fields
+            .iter()
+            .any(|f| f.wire_name == name && f.unbounded.is_some())
+        {
+            continue;
+        }
+        let mut found = None;
+        walk(schema, &format!("/properties/{name}"), 0, &mut found);
+        if let Some((pointer, kind)) = found {
+            return Err(crate::registry::RegistryError::Unbounded {
+                tool: contract.name.clone(),
+                pointer,
+                kind,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

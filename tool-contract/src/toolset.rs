@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::contract::ToolContract;
 use crate::effect::{Access, PermittedIn, ReadOnly, ReadWrite};
+use crate::registry::Runner;
 use crate::tool::{DynTool, Tool};
 
 /// A set of tools for one agent, whose access level `A` bounds the effects it may contain.
@@ -45,7 +46,7 @@ use crate::tool::{DynTool, Tool};
 /// let reader = ReadOnlyToolset::new().with(WipeCache);
 /// ```
 pub struct Toolset<A: Access = ReadWrite> {
-    tools: Vec<Arc<dyn DynTool>>,
+    tools: Vec<Arc<dyn Runner>>,
     _access: PhantomData<fn() -> A>,
 }
 
@@ -72,8 +73,12 @@ impl<A: Access> Toolset<A> {
     }
 
     /// The tools, in insertion order.
-    pub fn tools(&self) -> impl Iterator<Item = &Arc<dyn DynTool>> {
-        self.tools.iter()
+    pub fn tools(&self) -> impl Iterator<Item = &dyn DynTool> {
+        self.tools.iter().map(|t| &**t as &dyn DynTool)
+    }
+
+    pub(crate) fn runners(self) -> Vec<Arc<dyn Runner>> {
+        self.tools
     }
 
     /// The contracts, in insertion order.

@@ -1,48 +1,162 @@
-//! Prints the contracts of the seed's five tools as JSON, then their fingerprints.
+//! The seed's agent loop, scripted: model proposals go through the pipeline against the seed's
+//! tools over an in-memory, multi-tenant document store, and each observation is printed as the
+//! model would see it.
+//!
+//! `cargo run -p tool-contract-examples --bin demo` plays the script;
+//! add `-- --contracts` to print the tools' contracts as JSON instead.
 
-use tool_contract::Toolset;
+use std::time::Duration;
+
+use tool_contract::{Prepared, Registry, RepairLoop, RepairStep, ToolContext, Toolset};
 use tool_contract_examples::{
-    CreateDraftTicket, DeleteDocument, ReadDocumentSpan, SearchDocuments, SendEmail,
+    CreateDraftTicket, DeleteDocument, DocumentStore, GetPolicyRevision, ReadDocumentSpan,
+    SearchDocuments, SendEmail,
 };
 
-fn main() {
-    let tools = Toolset::new()
+fn tools() -> Toolset {
+    Toolset::new()
         .with(SearchDocuments)
         .with(ReadDocumentSpan)
         .with(CreateDraftTicket)
         .with(SendEmail)
-        .with(DeleteDocument);
-    let contracts: Vec<_> = tools.contracts().collect();
-    match serde_json::to_string_pretty(&contracts) {
-        Ok(json) => println!("{json}"),
-        Err(err) => {
-            eprintln!("error: cannot serialize the contracts: {err}");
-            std::process::exit(1);
-        }
-    }
-    println!();
+        .with(DeleteDocument)
+        .with(GetPolicyRevision)
+}
+
+fn print_contracts() -> Result<(), Box<dyn std::error::Error>> {
+    let contracts: Vec<_> = tools().contracts().collect();
+    println!("{}", serde_json::to_string_pretty(&contracts)?);
+    Ok(())
+}
+
+fn step(title: &str) {
     println!(
-        "{:<22} {:<8} {:<19} {:<8} {:<10}  input / output / contract sha256",
-        "tool", "version", "effect", "approval", "retry"
+        "\n── {title} {}",
+        "─".repeat(70usize.saturating_sub(title.len()))
     );
-    for c in &contracts {
-        let fp = &c.fingerprint;
+}
+
+fn show_proposal(raw: &str) {
+    println!("model proposes: {raw}");
+}
+
+async fn propose(registry: &Registry, ctx: &ToolContext, raw: &str) {
+    show_proposal(raw);
+    let obs = registry.handle(raw, ctx).await;
+    println!("{}", obs.to_prompt_block());
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().any(|a| a == "--contracts") {
+        return print_contracts();
+    }
+
+    let store = DocumentStore::seeded();
+    let registry = Registry::builder().toolset(tools()).build()?;
+    println!("registry: {} tools", registry.contracts().len());
+    for c in registry.contracts() {
         println!(
-            "{:<22} {:<8} {:<19} {:<8} {:<10}  {} / {} / {}",
+            "  {:<22} {:<6} {:<19} approval={:<11} attempts={} fingerprint={}",
             c.name,
             c.version,
             c.effect.as_str(),
-            serde_json::to_value(c.approval)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default(),
-            format!("x{}", c.retry.max_attempts),
-            &fp.input_schema_sha256[7..19],
-            &fp.output_schema_sha256[7..19],
-            &fp.contract_sha256[7..19],
+            format!("{:?}", c.approval).to_lowercase(),
+            c.retry.max_attempts,
+            &c.fingerprint.contract_sha256[..19]
         );
     }
-    if let Some(c) = contracts.first() {
-        println!("\nimplementation: {}", c.fingerprint.implementation);
+    // The trusted context: who is asking, for which tenant, with which capabilities.
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities([
+            "documents:search",
+            "documents:read",
+            "mail:send",
+            "tickets:create",
+        ])
+        .state(store.clone())
+        .build();
+
+    step("1. a valid search");
+    propose(&registry, &ctx, r#"{"id": "call_001", "name": "search_documents", "arguments": {"query": "2026 refund policy"}}"#).await;
+
+    step("2. top_k: 50 → repair feedback → repaired call");
+    let mut repairs = RepairLoop::new(RepairLoop::DEFAULT_MAX_REPAIRS);
+    let bad = r#"{"id": "call_002", "name": "search_documents", "arguments": {"query": "refund", "top_k": 50}}"#;
+    show_proposal(bad);
+    match registry.prepare_raw(bad, &ctx) {
+        Err(rejection) => match repairs.on_rejection("turn-2/search_documents", &rejection) {
+            RepairStep::Repair(feedback) => println!(
+                "feedback to the model: {}",
+                serde_json::to_string(&feedback)?
+            ),
+            RepairStep::Stop(obs) => println!("{}", obs.to_prompt_block()),
+        },
+        Ok(_) => println!("(unexpectedly accepted)"),
     }
+    let fixed = r#"{"id": "call_003", "name": "search_documents", "arguments": {"query": "refund", "top_k": 20}}"#;
+    show_proposal(fixed);
+    if let Ok(Prepared::Ready(call)) = registry.prepare_raw(fixed, &ctx) {
+        repairs.on_accepted("turn-2/search_documents");
+        println!("{}", registry.execute(call).await.to_prompt_block());
+    }
+
+    step("3. cross-tenant reads are impossible");
+    println!("(a) the model tries to choose the tenant itself:");
+    propose(
+        &registry,
+        &ctx,
+        r#"{"name": "search_documents", "arguments": {"query": "payroll", "tenant_id": "globex"}}"#,
+    )
+    .await;
+    println!("(b) the model names another tenant's document: it does not exist for acme");
+    propose(&registry, &ctx, r#"{"name": "read_document_span", "arguments": {"source_id": "manual/payroll", "span_id": "p1:l1-l4"}}"#)
+        .await;
+    println!("(c) a principal without the capability:");
+    let intern = ToolContext::builder()
+        .principal("user:intern")
+        .tenant("acme")
+        .state(store.clone())
+        .build();
+    propose(&registry, &intern, r#"{"name": "read_document_span", "arguments": {"source_id": "policy/refund", "span_id": "p1:l1-l8"}}"#)
+        .await;
+
+    step("4. a document that tries to give orders is returned as untrusted data");
+    propose(
+        &registry,
+        &ctx,
+        r#"{"name": "read_document_span", "arguments": {"source_id": "incident/2026-11-mail", "span_id": "p1:l1-l3"}}"#,
+    )
+    .await;
+
+    step("5. a write needs approval (bound to a digest of exactly what would run)");
+    propose(
+        &registry,
+        &ctx,
+        r#"{"name": "send_email", "arguments": {"to": "lee@acme.test", "subject": "Refund policy", "body": "It takes effect on 2026-07-01."}}"#,
+    )
+    .await;
+
+    step("6. a slow backend: each attempt is cut off at the tool's timeout");
+    store.set_latency(Duration::from_secs(5));
+    propose(
+        &registry,
+        &ctx,
+        r#"{"name": "get_policy_revision", "arguments": {"source_id": "policy/refund"}}"#,
+    )
+    .await;
+    store.set_latency(Duration::ZERO);
+
+    step("7. a backend upgrade breaks the output contract: the data is withheld");
+    store.set_scores_in_percent(true);
+    propose(
+        &registry,
+        &ctx,
+        r#"{"name": "search_documents", "arguments": {"query": "refund policy"}}"#,
+    )
+    .await;
+    store.set_scores_in_percent(false);
+    Ok(())
 }

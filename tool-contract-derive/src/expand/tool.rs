@@ -92,6 +92,16 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
         }
     };
     let extractor_names = f.extractors.iter().map(|ty| extractor_name(ty));
+    let provenance = match &attr.provenance {
+        None => quote!(::core::option::Option::None),
+        Some((source, revision)) => {
+            let revision = match revision {
+                Some(r) => quote!(::core::option::Option::Some(#r)),
+                None => quote!(::core::option::Option::None),
+            };
+            quote!(::core::option::Option::Some((#source, #revision)))
+        }
+    };
 
     // Bounds checked through an alias whose name carries the attribute token's span, so the
     // trait error points at `effect = "..."` / `approval = "..."` where the fix is.
@@ -199,6 +209,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 idempotency: #idempotency,
                 policy_version: #policy_version,
                 extractors: &[#(#extractor_names),*],
+                provenance: #provenance,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 crate_version: ::core::env!("CARGO_PKG_VERSION"),
                 git_revision: ::core::option_env!("TOOL_CONTRACT_GIT_REVISION"),

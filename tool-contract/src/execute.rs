@@ -1,0 +1,338 @@
+//! Stage 5: the executor. Per-attempt timeout, retries of retryable errors only (exponential
+//! backoff with jitter, `retry_after_ms` honoured, within the attempt budget and the deadline),
+//! panic isolation, and the output contract before anything reaches the model.
+
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::context::ToolContext;
+use crate::envelope::{Meta, Observation, Provenance};
+use crate::error::{ErrorCategory, ToolError};
+use crate::extract::IdempotencyKey;
+use crate::policy::{self, Reservation};
+use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
+use crate::registry::{micros, millis, Decoded, Entry, Inner};
+
+/// A call that passed every check. Only [`Registry::prepare`](crate::Registry::prepare) makes
+/// one, and it is the only thing [`Registry::execute`](crate::Registry::execute) accepts, so
+/// an unvalidated call cannot run.
+pub struct PreparedCall {
+    pub(crate) entry: Arc<Entry>,
+    pub(crate) call_id: String,
+    pub(crate) args: Value,
+    pub(crate) decoded: Option<Decoded>,
+    pub(crate) ctx: ToolContext,
+    pub(crate) reservation: Option<Reservation>,
+    pub(crate) started: Instant,
+    pub(crate) prepare_us: u64,
+    pub(crate) gates: Vec<&'static str>,
+    pub(crate) record: Option<ProposalRecord>,
+    pub(crate) received_at_ms: u64,
+}
+
+impl PreparedCall {
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.entry.contract.name
+    }
+    /// The version that will run.
+    pub fn tool_version(&self) -> &str {
+        &self.entry.contract.version
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+    /// The validated arguments, nulls dropped and defaults applied: what will run.
+    pub fn arguments(&self) -> &Value {
+        &self.args
+    }
+    /// The resolved idempotency key, if any.
+    pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
+        self.ctx.idempotency_key()
+    }
+}
+
+impl fmt::Debug for PreparedCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedCall")
+            .field("tool", &self.tool())
+            .field("tool_version", &self.tool_version())
+            .field("call_id", &self.call_id)
+            .field("arguments", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Categories never retried, whatever a handler says: repeating them only adds cost and attack
+/// surface (seed: "모든 오류를 재시도").
+fn never_retried(c: ErrorCategory) -> bool {
+    matches!(
+        c,
+        ErrorCategory::InvalidInput
+            | ErrorCategory::Unauthorized
+            | ErrorCategory::NotFound
+            | ErrorCategory::PolicyDenied
+    )
+}
+
+/// Exponential backoff with "equal jitter": half fixed, half random, capped.
+fn backoff(
+    retry: &crate::contract::RetryPolicy,
+    attempt: u32,
+    retry_after_ms: Option<u64>,
+) -> Duration {
+    let exp = retry
+        .backoff_ms
+        .saturating_mul(1u64 << (attempt - 1).min(20));
+    let capped = if retry.max_backoff_ms > 0 {
+        exp.min(retry.max_backoff_ms)
+    } else {
+        exp
+    };
+    let jittered = capped / 2 + fastrand::u64(0..=capped - capped / 2);
+    Duration::from_millis(jittered.max(retry_after_ms.unwrap_or(0)))
+}
+
+pub(crate) async fn run(inner: &Inner, call: PreparedCall) -> Observation {
+    let c = call.entry.contract;
+    let span = tracing::info_span!(
+        "execute_tool",
+        "gen_ai.operation.name" = "execute_tool",
+        "gen_ai.tool.name" = %c.name,
+        "gen_ai.tool.call.id" = %call.call_id,
+        "gen_ai.tool.type" = "function",
+        "tool.version" = %c.version,
+        "tool.effect" = c.effect.as_str(),
+        "tool.attempts" = tracing::field::Empty,
+        "tool.outcome" = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+    );
+    run_inner(inner, call, span.clone()).instrument(span).await
+}
+
+async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -> Observation {
+    let exec_started = Instant::now();
+    let entry = Arc::clone(&call.entry);
+    let c = entry.contract;
+    let timeout = Duration::from_millis(c.timeout_ms);
+    let keep_records = inner.sink.is_some();
+    let mut attempts: Vec<AttemptRecord> = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut reservation = call.reservation.take();
+    let mut attempt = 0u32;
+    let mut stage = "execute";
+
+    let result: Result<Value, ToolError> = loop {
+        attempt += 1;
+        if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
+            match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
+                Ok(r) => reservation = r,
+                Err(err) => break Err(err),
+            }
+        }
+        call.ctx.set_attempt(attempt);
+        let per_attempt = match call.ctx.deadline() {
+            Some(d) => timeout.min(d.saturating_duration_since(Instant::now())),
+            None => timeout,
+        };
+        let decoded = match call.decoded.take() {
+            Some(d) => Ok(d),
+            None => entry.runner.decode(&call.args).map_err(|_| {
+                ToolError::internal(
+                    "ARGUMENTS_REDECODE_FAILED",
+                    "validated arguments could not be decoded again",
+                )
+            }),
+        };
+        let t0 = Instant::now();
+        let outcome = match decoded {
+            Err(e) => Err(e),
+            Ok(args) => {
+                let fut = AssertUnwindSafe(entry.runner.run(args, &call.ctx)).catch_unwind();
+                match tokio::time::timeout(per_attempt, fut).await {
+                    Ok(Ok(result)) => result,
+                    // The panic payload may hold anything the handler had; it never leaks.
+                    Ok(Err(_panic)) => {
+                        diagnostics.push(format!("attempt {attempt}: the handler panicked"));
+                        Err(ToolError::internal(
+                            "HANDLER_PANICKED",
+                            "the tool failed unexpectedly",
+                        ))
+                    }
+                    Err(_elapsed) => Err(ToolError::transient(
+                        "TOOL_TIMEOUT",
+                        "the tool did not answer in time",
+                    )
+                    .with_detail("timeout_ms", millis(per_attempt))),
+                }
+            }
+        };
+        let used = t0.elapsed();
+        if let Some(r) = reservation.take() {
+            r.settle(used);
+        }
+        if keep_records {
+            let code = match &outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(e) => e.code().to_owned(),
+            };
+            attempts.push(AttemptRecord {
+                attempt,
+                latency_ms: millis(used),
+                outcome: code,
+            });
+        }
+        let err = match outcome {
+            Ok(value) => break Ok(value),
+            Err(err) => err,
+        };
+        let retryable = err.retryable() && !never_retried(err.category());
+        if !retryable || attempt >= c.retry.max_attempts {
+            break Err(err);
+        }
+        let delay = backoff(&c.retry, attempt, err.retry_after_ms());
+        let fits = call
+            .ctx
+            .deadline()
+            .is_none_or(|d| Instant::now() + delay < d);
+        if !fits {
+            diagnostics.push(format!(
+                "attempt {attempt}: no retry, the deadline is too close"
+            ));
+            break Err(err);
+        }
+        tokio::time::sleep(delay).await;
+    };
+
+    // The output contract: validated as the one value that becomes the envelope's data.
+    let result = match result {
+        Ok(value) if entry.output.is_valid(&value) => Ok(value),
+        Ok(value) => {
+            stage = "output";
+            for e in entry.output.iter_errors(&value).take(16) {
+                diagnostics.push(format!(
+                    "output violates `{}` at `{}`",
+                    e.kind().keyword(),
+                    e.instance_path().as_str()
+                ));
+            }
+            Err(ToolError::internal(
+                "OUTPUT_CONTRACT_VIOLATION",
+                "the tool's output broke its contract and was withheld",
+            ))
+        }
+        Err(e) => Err(e),
+    };
+
+    let provenance = provenance_of(&entry, result.as_ref().ok());
+    let meta = Meta {
+        tool: c.name.clone(),
+        tool_version: Some(c.version.clone()),
+        call_id: call.call_id.clone(),
+        latency_ms: millis(call.started.elapsed()),
+        attempts: attempt,
+        fingerprint: Some(c.fingerprint.contract_sha256.clone()),
+        idempotency: None,
+    };
+    span.record("tool.attempts", attempt);
+    let observation = match result {
+        Ok(data) => {
+            span.record("tool.outcome", "ok");
+            Observation::success(data, meta, provenance)
+        }
+        Err(err) => {
+            span.record("tool.outcome", "error");
+            span.record("error.type", err.code());
+            Observation::failure(err, meta, provenance)
+        }
+    };
+    if let Some(sink) = &inner.sink {
+        let receipt = Receipt {
+            call_id: call.call_id.clone(),
+            received_at_ms: call.received_at_ms,
+            proposal: call.record.take().unwrap_or(ProposalRecord {
+                name: c.name.clone(),
+                arguments: Value::Null,
+                call_id: None,
+            }),
+            executed: Some(ExecutionRecord {
+                tool: c.name.clone(),
+                tool_version: c.version.clone(),
+                contract_sha256: c.fingerprint.contract_sha256.clone(),
+                implementation: c.fingerprint.implementation.clone(),
+                arguments: std::mem::take(&mut call.args),
+                gates: call.gates.iter().map(|g| (*g).to_owned()).collect(),
+                attempts,
+            }),
+            outcome: OutcomeRecord {
+                ok: observation.ok,
+                stage: if observation.ok {
+                    "done".into()
+                } else {
+                    stage.into()
+                },
+                code: observation.code().map(str::to_owned),
+                category: observation.category(),
+            },
+            prepare_us: call.prepare_us,
+            execute_us: micros(exec_started.elapsed()),
+            diagnostics,
+        };
+        sink.record(&receipt);
+    }
+    observation
+}
+
+/// Source and revision from the data when the contract points at them, else the tool itself.
+fn provenance_of(entry: &Entry, data: Option<&Value>) -> Provenance {
+    let spec = entry.contract.provenance.as_ref();
+    let pick = |ptr: Option<&String>| -> Option<String> {
+        let v = data?.pointer(ptr?)?;
+        match v {
+            Value::String(s) => Some(s.chars().take(256).collect()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    };
+    let source = pick(spec.map(|s| &s.source)).unwrap_or_else(|| entry.default_source.clone());
+    let revision = pick(spec.and_then(|s| s.revision.as_ref()));
+    Provenance::untrusted(source, revision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::RetryPolicy;
+
+    #[test]
+    fn backoff_grows_is_capped_and_honours_retry_after() {
+        let p = RetryPolicy::new(5, 100, 400);
+        for _ in 0..100 {
+            let d1 = backoff(&p, 1, None).as_millis();
+            assert!((50..=100).contains(&d1), "{d1}");
+            let d3 = backoff(&p, 3, None).as_millis();
+            assert!((200..=400).contains(&d3), "{d3}");
+            let d9 = backoff(&p, 9, None).as_millis();
+            assert!(d9 <= 400, "{d9}");
+        }
+        assert_eq!(backoff(&p, 1, Some(1200)).as_millis(), 1200);
+    }
+
+    #[test]
+    fn never_retried_categories() {
+        for c in ErrorCategory::ALL {
+            let expect = !matches!(
+                c,
+                ErrorCategory::Transient | ErrorCategory::Conflict | ErrorCategory::Internal
+            );
+            assert_eq!(never_retried(*c), expect, "{c}");
+        }
+    }
+}

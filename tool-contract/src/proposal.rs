@@ -1,0 +1,512 @@
+//! Stage 1: a model's proposal, parsed once, with limits, into a [`Proposal`].
+//!
+//! The one parse made here is what later stages validate, approve, hash and execute, so it is
+//! strict where `serde_json::from_str::<Value>` is lenient:
+//!
+//! * the byte cap is checked **before** parsing (default 1 MiB);
+//! * nesting depth and the total number of JSON values are capped (defaults 32 and 100 000);
+//! * a duplicate object key is an error, at any depth (serde_json would keep the last one, so
+//!   a validator and a handler could see different values);
+//! * **number policy**: a number with no fractional part is an integer, whether written `8` or
+//!   `8.0` (JSON Schema's own definition, so `8.0` is accepted for an integer field and reaches
+//!   the handler as `8`); an integral number outside the `i64`/`u64` range, such as `2^64` or
+//!   `1e20`, is rejected instead of being rounded into a float; `1e400` is rejected as out of
+//!   range. Other fractional numbers stay `f64`.
+//!
+//! Errors are `INVALID_INPUT` observations with a stable code (`PROPOSAL_TOO_LARGE`,
+//! `PROPOSAL_TOO_DEEP`, `PROPOSAL_TOO_MANY_VALUES`, `DUPLICATE_KEY`, `NUMBER_OUT_OF_RANGE`,
+//! `PROPOSAL_MALFORMED`, `PROPOSAL_SHAPE`): the model can repair them.
+
+use std::cell::Cell;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+
+use crate::error::ToolError;
+
+/// Caps applied while parsing a proposal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProposalLimits {
+    /// Largest accepted proposal, in bytes of JSON text.
+    pub max_bytes: usize,
+    /// Deepest accepted nesting of arrays and objects (at most 128, serde_json's own limit).
+    pub max_depth: usize,
+    /// Most JSON values (scalars, arrays, objects) in one proposal.
+    pub max_values: usize,
+}
+
+impl Default for ProposalLimits {
+    fn default() -> Self {
+        ProposalLimits {
+            max_bytes: 1 << 20,
+            max_depth: 32,
+            max_values: 100_000,
+        }
+    }
+}
+
+impl ProposalLimits {
+    /// Sets the byte cap.
+    #[must_use]
+    pub fn max_bytes(mut self, n: usize) -> Self {
+        self.max_bytes = n;
+        self
+    }
+    /// Sets the depth cap.
+    #[must_use]
+    pub fn max_depth(mut self, n: usize) -> Self {
+        self.max_depth = n;
+        self
+    }
+    /// Sets the value-count cap.
+    #[must_use]
+    pub fn max_values(mut self, n: usize) -> Self {
+        self.max_values = n;
+        self
+    }
+}
+
+/// What the model proposed: a tool name, its arguments and, if the provider gave one, a call id.
+///
+/// Nothing has run yet; this is only an intent (seed: "여기까지는 tool proposal입니다").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proposal {
+    /// The proposed tool name.
+    pub name: String,
+    /// The proposed arguments (an object, once validated).
+    pub arguments: Value,
+    /// The provider's call id (`call_...`, `toolu_...`), echoed in the observation.
+    pub call_id: Option<String>,
+}
+
+impl Proposal {
+    /// A proposal from already-structured parts (e.g. an SDK's typed tool call).
+    ///
+    /// `arguments` is checked for depth, size and the number policy, but duplicate keys can
+    /// no longer be seen in a `Value`: prefer [`Proposal::parse`] on the raw text.
+    pub fn new(name: impl Into<String>, arguments: Value) -> Self {
+        Proposal {
+            name: name.into(),
+            arguments,
+            call_id: None,
+        }
+    }
+
+    /// Sets the provider's call id.
+    #[must_use]
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
+    }
+
+    /// Parses a proposal from raw JSON text, in any of the common shapes:
+    ///
+    /// * `{"name": "...", "arguments": {...}}` (arguments may also be a JSON string, as OpenAI
+    ///   sends them, and is then parsed with the same limits);
+    /// * OpenAI's `{"id": "call_..", "type": "function", "function": {"name", "arguments"}}`;
+    /// * Anthropic's `{"type": "tool_use", "id": "toolu_..", "name": "..", "input": {...}}`.
+    ///
+    /// ```
+    /// use tool_contract::proposal::{Proposal, ProposalLimits};
+    ///
+    /// let p = Proposal::parse(
+    ///     r#"{"id": "call_017", "type": "function",
+    ///         "function": {"name": "search_documents", "arguments": "{\"query\": \"refund\", \"top_k\": 8.0}"}}"#,
+    ///     &ProposalLimits::default(),
+    /// ).unwrap();
+    /// assert_eq!(p.name, "search_documents");
+    /// assert_eq!(p.arguments["top_k"], 8); // `8.0` is the integer 8
+    /// assert_eq!(p.call_id.as_deref(), Some("call_017"));
+    ///
+    /// let dup = Proposal::parse(r#"{"name": "a_b", "arguments": {"q": 1, "q": 2}}"#, &ProposalLimits::default());
+    /// assert_eq!(dup.unwrap_err().code(), "DUPLICATE_KEY");
+    /// ```
+    pub fn parse(raw: &str, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
+        let value = parse_json(raw, limits)?;
+        Self::from_parsed(value, limits)
+    }
+
+    /// Builds a proposal from a JSON value of one of the shapes [`Proposal::parse`] accepts,
+    /// applying the depth, size and number policy (not duplicate detection: see [`Proposal::new`]).
+    pub fn from_value(value: Value, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
+        let value = normalize_value(value, limits)?;
+        Self::from_parsed(value, limits)
+    }
+
+    fn from_parsed(value: Value, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
+        let Value::Object(mut top) = value else {
+            return Err(shape(
+                "a proposal is a JSON object with `name` and `arguments`",
+            ));
+        };
+        let mut call_id = take_str(&mut top, "id")?.or(take_str(&mut top, "call_id")?);
+        let (name, arguments) = if let Some(Value::Object(mut function)) = top.remove("function") {
+            (
+                take_str(&mut function, "name")?,
+                function.remove("arguments"),
+            )
+        } else {
+            let args = top.remove("arguments").or_else(|| top.remove("input"));
+            (take_str(&mut top, "name")?, args)
+        };
+        let Some(name) = name else {
+            return Err(shape("the proposal has no tool `name`"));
+        };
+        if name.is_empty() || name.len() > 128 {
+            return Err(shape("a tool name is 1 to 128 characters"));
+        }
+        let arguments = match arguments {
+            None | Some(Value::Null) => Value::Object(Map::new()),
+            // OpenAI sends arguments as a string of JSON: parse it with the same limits.
+            Some(Value::String(text)) => parse_json(&text, limits)?,
+            Some(other) => other,
+        };
+        if let Some(id) = &call_id {
+            if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
+                call_id = None;
+            }
+        }
+        Ok(Proposal {
+            name,
+            arguments,
+            call_id,
+        })
+    }
+}
+
+fn take_str(map: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ToolError> {
+    match map.remove(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(shape(match key {
+            "name" => "the tool `name` must be a string",
+            _ => "the call id must be a string",
+        })),
+    }
+}
+
+fn shape(message: &'static str) -> ToolError {
+    ToolError::invalid_input("PROPOSAL_SHAPE", message)
+}
+
+/// Parses JSON text under `limits` and the number policy, rejecting duplicate keys.
+pub fn parse_json(raw: &str, limits: &ProposalLimits) -> Result<Value, ToolError> {
+    if raw.len() > limits.max_bytes {
+        return Err(ToolError::invalid_input(
+            "PROPOSAL_TOO_LARGE",
+            "the proposal is larger than the accepted size",
+        )
+        .with_detail("max_bytes", limits.max_bytes)
+        .with_detail("bytes", raw.len()));
+    }
+    let count = Cell::new(0usize);
+    let mut de = serde_json::Deserializer::from_str(raw);
+    let seed = Checked {
+        limits,
+        depth: 0,
+        count: &count,
+    };
+    let value = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
+    value.map_err(|err| classify(&err.to_string(), limits))
+}
+
+// Custom errors carry a code prefix so the serde_json error (which adds the position) maps
+// back to a stable code.
+const DUP: &str = "DUPLICATE_KEY:";
+const DEEP: &str = "PROPOSAL_TOO_DEEP:";
+const MANY: &str = "PROPOSAL_TOO_MANY_VALUES:";
+const RANGE: &str = "NUMBER_OUT_OF_RANGE:";
+
+fn classify(msg: &str, limits: &ProposalLimits) -> ToolError {
+    let (code, message): (&'static str, String) = if let Some(rest) = msg.strip_prefix(DUP) {
+        (
+            "DUPLICATE_KEY",
+            format!("an object has the same key twice:{rest}"),
+        )
+    } else if msg.starts_with(DEEP) || msg.starts_with("recursion limit exceeded") {
+        (
+            "PROPOSAL_TOO_DEEP",
+            format!("the arguments nest deeper than {} levels", limits.max_depth),
+        )
+    } else if msg.starts_with(MANY) {
+        (
+            "PROPOSAL_TOO_MANY_VALUES",
+            format!("the arguments hold more than {} values", limits.max_values),
+        )
+    } else if let Some(rest) = msg.strip_prefix(RANGE) {
+        (
+            "NUMBER_OUT_OF_RANGE",
+            format!("an integer does not fit in 64 bits:{rest}"),
+        )
+    } else if msg.starts_with("number out of range") {
+        (
+            "NUMBER_OUT_OF_RANGE",
+            format!("a number is out of range: {msg}"),
+        )
+    } else {
+        // serde_json's messages name a position and a reason, never input content.
+        (
+            "PROPOSAL_MALFORMED",
+            format!("the proposal is not valid JSON: {msg}"),
+        )
+    };
+    ToolError::invalid_input(code, message)
+}
+
+struct Checked<'a> {
+    limits: &'a ProposalLimits,
+    depth: usize,
+    count: &'a Cell<usize>,
+}
+
+impl Checked<'_> {
+    fn tick<E: de::Error>(&self) -> Result<(), E> {
+        let n = self.count.get() + 1;
+        self.count.set(n);
+        if n > self.limits.max_values {
+            return Err(E::custom(MANY));
+        }
+        Ok(())
+    }
+
+    fn nested<E: de::Error>(&self) -> Result<Checked<'_>, E> {
+        if self.depth + 1 > self.limits.max_depth {
+            return Err(E::custom(DEEP));
+        }
+        Ok(Checked {
+            limits: self.limits,
+            depth: self.depth + 1,
+            count: self.count,
+        })
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Checked<'_> {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// The number policy for one float (see the module docs).
+fn float_value(v: f64) -> Result<Value, &'static str> {
+    if v.fract() == 0.0 && v.is_finite() {
+        // 2^63 and 2^64 are exactly representable, so these bounds are exact.
+        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
+            return Ok(Value::Number((v as i64).into()));
+        }
+        if (0.0..18_446_744_073_709_551_616.0).contains(&v) {
+            return Ok(Value::Number((v as u64).into()));
+        }
+        return Err(RANGE);
+    }
+    Number::from_f64(v).map(Value::Number).ok_or(RANGE)
+}
+
+impl<'de> Visitor<'de> for Checked<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        self.tick()?;
+        float_value(v).map_err(|_| E::custom(format!("{RANGE} {v}")))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        self.tick()?;
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        self.visit_unit()
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        self.tick()?;
+        let inner = self.nested()?;
+        let mut out = Vec::new();
+        while let Some(v) = seq.next_element_seed(inner_copy(&inner))? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        self.tick()?;
+        let inner = self.nested()?;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(inner_copy(&inner))?;
+            if out.contains_key(&key) {
+                let shown: String = key.chars().take(64).collect();
+                return Err(de::Error::custom(format!("{DUP} `{shown}`")));
+            }
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn inner_copy<'a>(c: &Checked<'a>) -> Checked<'a> {
+    Checked {
+        limits: c.limits,
+        depth: c.depth,
+        count: c.count,
+    }
+}
+
+/// Applies depth, size and the number policy to an already-built value.
+fn normalize_value(value: Value, limits: &ProposalLimits) -> Result<Value, ToolError> {
+    fn walk(
+        v: Value,
+        depth: usize,
+        count: &mut usize,
+        limits: &ProposalLimits,
+    ) -> Result<Value, ToolError> {
+        *count += 1;
+        if *count > limits.max_values {
+            return Err(classify(MANY, limits));
+        }
+        Ok(match v {
+            Value::Array(items) => {
+                if depth + 1 > limits.max_depth {
+                    return Err(classify(DEEP, limits));
+                }
+                Value::Array(
+                    items
+                        .into_iter()
+                        .map(|i| walk(i, depth + 1, count, limits))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            Value::Object(map) => {
+                if depth + 1 > limits.max_depth {
+                    return Err(classify(DEEP, limits));
+                }
+                let mut out = Map::new();
+                for (k, v) in map {
+                    out.insert(k, walk(v, depth + 1, count, limits)?);
+                }
+                Value::Object(out)
+            }
+            Value::Number(n) if n.is_f64() => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                float_value(f).map_err(|_| classify(&format!("{RANGE} {f}"), limits))?
+            }
+            other => other,
+        })
+    }
+    let mut count = 0;
+    walk(value, 0, &mut count, limits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn code(raw: &str) -> String {
+        Proposal::parse(raw, &ProposalLimits::default())
+            .unwrap_err()
+            .code()
+            .to_owned()
+    }
+
+    #[test]
+    fn shapes() {
+        let l = ProposalLimits::default();
+        let a = Proposal::parse(
+            r#"{"name":"search_documents","arguments":{"query":"x"}}"#,
+            &l,
+        )
+        .unwrap();
+        let b = Proposal::parse(
+            r#"{"type":"tool_use","id":"toolu_1","name":"search_documents","input":{"query":"x"}}"#,
+            &l,
+        )
+        .unwrap();
+        assert_eq!(a.arguments, b.arguments);
+        assert_eq!(b.call_id.as_deref(), Some("toolu_1"));
+        let c = Proposal::parse(r#"{"name":"ping_service"}"#, &l).unwrap();
+        assert_eq!(c.arguments, json!({}));
+    }
+
+    #[test]
+    fn limits_and_number_policy() {
+        assert_eq!(
+            code(r#"{"name":"a_b","arguments":{"n":18446744073709551616}}"#),
+            "NUMBER_OUT_OF_RANGE"
+        );
+        assert_eq!(
+            code(r#"{"name":"a_b","arguments":{"n":1e20}}"#),
+            "NUMBER_OUT_OF_RANGE"
+        );
+        assert_eq!(
+            code(r#"{"name":"a_b","arguments":{"n":1e400}}"#),
+            "NUMBER_OUT_OF_RANGE"
+        );
+        let p = Proposal::parse(r#"{"name":"a_b","arguments":{"n":18446744073709551615,"m":-9223372036854775808,"f":0.5}}"#, &ProposalLimits::default()).unwrap();
+        assert_eq!(p.arguments["n"], json!(u64::MAX));
+        assert_eq!(p.arguments["m"], json!(i64::MIN));
+        assert_eq!(p.arguments["f"], json!(0.5));
+        assert_eq!(
+            code(r#"{"name":"a_b","arguments":{"a":{"b":1,"b":2}}}"#),
+            "DUPLICATE_KEY"
+        );
+        assert_eq!(code(r#"{"name":"a_b","name":"c_d"}"#), "DUPLICATE_KEY");
+        let deep = format!(
+            r#"{{"name":"a_b","arguments":{}{}}}"#,
+            "[".repeat(40),
+            "]".repeat(40)
+        );
+        assert_eq!(code(&deep), "PROPOSAL_TOO_DEEP");
+        assert_eq!(
+            code(r#"{"name":"a_b","arguments":"\ud800"}"#),
+            "PROPOSAL_MALFORMED"
+        );
+        assert_eq!(code(r#"[1,2]"#), "PROPOSAL_SHAPE");
+        assert_eq!(code(r#"{"name": 5}"#), "PROPOSAL_SHAPE");
+        let small = ProposalLimits::default().max_bytes(10);
+        assert_eq!(
+            Proposal::parse(r#"{"name":"a_b","arguments":{}}"#, &small)
+                .unwrap_err()
+                .code(),
+            "PROPOSAL_TOO_LARGE"
+        );
+        let few = ProposalLimits::default().max_values(3);
+        assert_eq!(
+            Proposal::parse(r#"{"name":"a_b","arguments":[1,2,3]}"#, &few)
+                .unwrap_err()
+                .code(),
+            "PROPOSAL_TOO_MANY_VALUES"
+        );
+    }
+
+    #[test]
+    fn from_value_applies_the_same_policy() {
+        let l = ProposalLimits::default();
+        let p = Proposal::from_value(json!({"name": "a_b", "arguments": {"k": 8.0}}), &l).unwrap();
+        assert_eq!(p.arguments["k"], json!(8));
+        assert!(p.arguments["k"].is_u64() || p.arguments["k"].is_i64());
+    }
+}

@@ -1,0 +1,186 @@
+//! Receipts: what the model asked for and what the system really did, as separate objects
+//! (seed: "Proposal과 execution receipt를 별도 객체로"), and where they go.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ErrorCategory;
+
+/// What the model proposed, as received.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ProposalRecord {
+    /// The proposed tool name.
+    pub name: String,
+    /// The arguments exactly as parsed, before nulls were dropped or defaults applied.
+    pub arguments: Value,
+    /// The provider's call id, if any.
+    pub call_id: Option<String>,
+}
+
+/// One handler attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AttemptRecord {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// How long it ran.
+    pub latency_ms: u64,
+    /// `"ok"` or the error code.
+    pub outcome: String,
+}
+
+/// What really ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExecutionRecord {
+    /// Tool name.
+    pub tool: String,
+    /// Tool version.
+    pub tool_version: String,
+    /// The contract fingerprint (`contract_sha256`).
+    pub contract_sha256: String,
+    /// The implementation id (`crate@version+git.rev`).
+    pub implementation: String,
+    /// The validated arguments, with nulls dropped and defaults applied.
+    pub arguments: Value,
+    /// The gates the call passed, in order.
+    pub gates: Vec<String>,
+    /// Every attempt.
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// How the call ended.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct OutcomeRecord {
+    /// Whether the model got data.
+    pub ok: bool,
+    /// The stage that ended the call: `parse`, `lookup`, `validate`, `authorize`, `execute`,
+    /// `output` or `done`.
+    pub stage: String,
+    /// The error code, on failure.
+    pub code: Option<String>,
+    /// The error category, on failure.
+    pub category: Option<ErrorCategory>,
+}
+
+/// One call's receipt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Receipt {
+    /// The call id shared with the observation.
+    pub call_id: String,
+    /// Unix time in milliseconds when the proposal arrived.
+    pub received_at_ms: u64,
+    /// What the model asked for.
+    pub proposal: ProposalRecord,
+    /// What ran, if anything passed validation.
+    pub executed: Option<ExecutionRecord>,
+    /// How it ended.
+    pub outcome: OutcomeRecord,
+    /// Microseconds spent preparing (parse to prepared call).
+    pub prepare_us: u64,
+    /// Microseconds spent executing (attempts, backoff, output check).
+    pub execute_us: u64,
+    /// Host-only details that never reach the model (e.g. which output fields broke the contract).
+    pub diagnostics: Vec<String>,
+}
+
+/// Where receipts go. Called once per call, on the calling task: keep it quick.
+pub trait ReceiptSink: Send + Sync + 'static {
+    /// Stores one receipt. Failures are the sink's to report; they never fail the call.
+    fn record(&self, receipt: &Receipt);
+}
+
+/// Keeps receipts in memory, for tests and short-lived agents.
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    receipts: Mutex<Vec<Receipt>>,
+}
+
+impl MemorySink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A copy of every receipt so far.
+    pub fn receipts(&self) -> Vec<Receipt> {
+        self.receipts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl ReceiptSink for MemorySink {
+    fn record(&self, receipt: &Receipt) {
+        self.receipts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(receipt.clone());
+    }
+}
+
+impl<S: ReceiptSink> ReceiptSink for std::sync::Arc<S> {
+    fn record(&self, receipt: &Receipt) {
+        (**self).record(receipt);
+    }
+}
+
+/// Appends one JSON object per line to a file, flushed per receipt.
+#[derive(Debug)]
+pub struct JsonLinesSink {
+    out: Mutex<BufWriter<File>>,
+}
+
+impl JsonLinesSink {
+    /// Opens (or creates) `path` for appending.
+    pub fn open(path: impl AsRef<Path>) -> std::io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(JsonLinesSink {
+            out: Mutex::new(BufWriter::new(file)),
+        })
+    }
+}
+
+impl ReceiptSink for JsonLinesSink {
+    fn record(&self, receipt: &Receipt) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let written = serde_json::to_writer(&mut *out, receipt)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if let Err(err) = written {
+            tracing::warn!(error = %err, "tool-contract: could not write a receipt");
+        }
+    }
+}
+
+/// Emits the `execute_tool` span for a call refused before it ran, with the same GenAI
+/// attribute names as executed calls.
+pub(crate) fn trace_rejection(
+    meta: &crate::envelope::Meta,
+    err: &crate::ToolError,
+    stage: &'static str,
+) {
+    let span = tracing::info_span!(
+        "execute_tool",
+        "gen_ai.operation.name" = "execute_tool",
+        "gen_ai.tool.name" = %meta.tool,
+        "gen_ai.tool.call.id" = %meta.call_id,
+        "gen_ai.tool.type" = "function",
+        "tool.version" = meta.tool_version.as_deref().unwrap_or(""),
+        "tool.attempts" = 0u32,
+        "tool.outcome" = "rejected",
+        "tool.stage" = stage,
+        "error.type" = err.code(),
+    );
+    drop(span);
+}

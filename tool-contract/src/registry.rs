@@ -1,0 +1,856 @@
+//! Stage 2: the registry. Built once, immutable, `Send + Sync`, cheap to clone: lookup by name
+//! and pinned version, schemas compiled once, and the `prepare` pipeline that turns a proposal
+//! into a [`PreparedCall`] or a [`Rejection`].
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::approval::{ApprovalRequest, ApprovalSubject};
+use crate::context::ToolContext;
+use crate::contract::ToolContract;
+use crate::effect::Access;
+use crate::envelope::{Meta, Observation, Provenance};
+use crate::error::{ErrorCategory, ToolError, ValidationIssue};
+use crate::execute::PreparedCall;
+use crate::extract::CallMeta;
+use crate::policy::{self, StateGate};
+use crate::proposal::{Proposal, ProposalLimits};
+use crate::receipt::{OutcomeRecord, ProposalRecord, Receipt, ReceiptSink};
+use crate::tool::{ArgField, BoxFuture, DynTool, Tool};
+use crate::toolset::Toolset;
+use crate::validate::{self, ArgsPlan, RepairFeedback, RepairIssue};
+
+/// Typed arguments, erased so one registry holds tools of different types.
+pub(crate) struct Decoded(Box<dyn Any + Send>);
+
+/// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
+pub(crate) trait Runner: DynTool {
+    fn fields(&self) -> &'static [ArgField];
+    fn decode(&self, args: &Value) -> Result<Decoded, String>;
+    fn semantic(&self, args: &Decoded, ctx: &ToolContext) -> Vec<ValidationIssue>;
+    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> bool;
+    fn run<'a>(
+        &'a self,
+        args: Decoded,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+impl<T: Tool> Runner for T {
+    fn fields(&self) -> &'static [ArgField] {
+        <T::Args as crate::ToolArgs>::FIELDS
+    }
+
+    fn decode(&self, args: &Value) -> Result<Decoded, String> {
+        T::Args::deserialize(args)
+            .map(|a| Decoded(Box::new(a)))
+            .map_err(|e| e.to_string())
+    }
+
+    fn semantic(&self, args: &Decoded, ctx: &ToolContext) -> Vec<ValidationIssue> {
+        match args.0.downcast_ref::<T::Args>() {
+            Some(a) => crate::ToolArgs::semantic_issues(a, ctx),
+            None => Vec::new(),
+        }
+    }
+
+    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> bool {
+        // A type mix-up cannot happen (each entry decodes its own args); fail safe regardless.
+        args.0
+            .downcast_ref::<T::Args>()
+            .is_none_or(|a| T::requires_approval(a, ctx))
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: Decoded,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        Box::pin(async move {
+            let args = *args.0.downcast::<T::Args>().map_err(|_| {
+                ToolError::internal(
+                    "ARGUMENTS_TYPE_MISMATCH",
+                    "the registry handed a tool arguments of another type",
+                )
+            })?;
+            let output = self.call(args, ctx).await?;
+            serde_json::to_value(output).map_err(|_| {
+                ToolError::internal(
+                    "OUTPUT_SERIALIZE_FAILED",
+                    "the tool produced an output that cannot be serialized",
+                )
+            })
+        })
+    }
+}
+
+/// A registry build failure: the registry refuses to start rather than misbehave later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// Two tools share a name and version.
+    DuplicateTool {
+        /// Tool name.
+        name: String,
+        /// Tool version.
+        version: String,
+    },
+    /// A tool's version is not semver (only possible for hand-written `Tool` impls).
+    InvalidVersion {
+        /// Tool name.
+        name: String,
+        /// The version string.
+        version: String,
+    },
+    /// A schema does not compile (unknown `$ref`, remote reference, bad regex, ...).
+    InvalidSchema {
+        /// Tool name.
+        tool: String,
+        /// `input` or `output`.
+        side: &'static str,
+        /// The validator's message.
+        message: String,
+    },
+    /// A `pattern` needs a backtracking regex engine; only linear-time patterns are accepted,
+    /// so a model cannot make validation take exponential time.
+    BacktrackingPattern {
+        /// Tool name.
+        tool: String,
+        /// `input` or `output`.
+        side: &'static str,
+        /// The validator's message.
+        message: String,
+    },
+    /// A nested string or array in the input schema has no upper bound (DESIGN rule 9).
+    Unbounded {
+        /// Tool name.
+        tool: String,
+        /// JSON pointer into the input schema.
+        pointer: String,
+        /// `string` or `array`.
+        kind: &'static str,
+    },
+}
+
+impl fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegistryError::DuplicateTool { name, version } => {
+                write!(f, "tool `{name}` version {version} is registered twice")
+            }
+            RegistryError::InvalidVersion { name, version } => {
+                write!(f, "tool `{name}` has version `{version}`, which is not semver")
+            }
+            RegistryError::InvalidSchema { tool, side, message } => {
+                write!(f, "the {side} schema of `{tool}` does not compile: {message}")
+            }
+            RegistryError::BacktrackingPattern { tool, side, message } => write!(
+                f,
+                "the {side} schema of `{tool}` has a pattern that needs backtracking ({message}); use a linear-time regex (no look-around or back-references)"
+            ),
+            RegistryError::Unbounded { tool, pointer, kind } => write!(
+                f,
+                "the input schema of `{tool}` has an unbounded {kind} at `{pointer}`: add `#[schemars(length(max = N))]` (or `inner(length(max = N))` for items) to the Rust type, or mark the top-level field `#[tool(unbounded = \"why\")]`"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+/// One registered (name, version).
+pub(crate) struct Entry {
+    pub(crate) runner: Arc<dyn Runner>,
+    pub(crate) contract: &'static ToolContract,
+    pub(crate) version: semver::Version,
+    pub(crate) input: jsonschema::Validator,
+    pub(crate) output: jsonschema::Validator,
+    pub(crate) plan: ArgsPlan,
+    pub(crate) default_source: String,
+}
+
+pub(crate) struct Inner {
+    by_name: HashMap<String, Vec<Arc<Entry>>>,
+    pub(crate) limits: ProposalLimits,
+    gate: Option<Box<dyn StateGate>>,
+    pub(crate) sink: Option<Box<dyn ReceiptSink>>,
+    next_id: AtomicU64,
+}
+
+/// The set of tools an agent may use, ready to turn proposals into observations.
+///
+/// ```
+/// # use tool_contract::{tool, ToolArgs, ToolError, ToolContext, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let registry = Registry::builder().tool(PingService).build().unwrap();
+/// let obs = registry.handle(r#"{"name": "ping_service", "arguments": {}}"#, &ToolContext::default()).await;
+/// assert!(obs.ok);
+/// assert_eq!(obs.data.unwrap(), true);
+/// assert_eq!(obs.provenance.trust, "untrusted");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct Registry {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut tools: Vec<String> = self
+            .inner
+            .by_name
+            .values()
+            .flatten()
+            .map(|e| format!("{}@{}", e.contract.name, e.contract.version))
+            .collect();
+        tools.sort();
+        f.debug_struct("Registry")
+            .field("tools", &tools)
+            .field("limits", &self.inner.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Registry`].
+pub struct RegistryBuilder {
+    tools: Vec<Arc<dyn Runner>>,
+    limits: ProposalLimits,
+    gate: Option<Box<dyn StateGate>>,
+    sink: Option<Box<dyn ReceiptSink>>,
+    lint_bounds: bool,
+}
+
+impl Registry {
+    /// Starts a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder {
+            tools: Vec::new(),
+            limits: ProposalLimits::default(),
+            gate: None,
+            sink: None,
+            lint_bounds: true,
+        }
+    }
+
+    /// Every registered contract, by name then newest version first.
+    pub fn contracts(&self) -> Vec<&'static ToolContract> {
+        let mut names: Vec<&String> = self.inner.by_name.keys().collect();
+        names.sort();
+        names
+            .into_iter()
+            .flat_map(|n| self.inner.by_name[n].iter().map(|e| e.contract))
+            .collect()
+    }
+
+    /// The proposal limits in force.
+    pub fn limits(&self) -> &ProposalLimits {
+        &self.inner.limits
+    }
+
+    fn next_call_id(&self) -> String {
+        let n = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        format!("call_{n:06}")
+    }
+
+    /// The entry for `name`: the version the context pins, else the newest.
+    fn lookup(&self, name: &str, ctx: &ToolContext) -> Result<&Arc<Entry>, ToolError> {
+        let Some(versions) = self.inner.by_name.get(name) else {
+            let mut known: Vec<&str> = self.inner.by_name.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(ToolError::invalid_input(
+                "UNKNOWN_TOOL",
+                "no tool of this name is available",
+            )
+            .with_detail("tool", name.chars().take(128).collect::<String>())
+            .with_detail("available", known));
+        };
+        match ctx.pinned_version(name) {
+            None => versions
+                .first()
+                .ok_or_else(|| ToolError::internal("NO_VERSIONS", "the tool has no version")),
+            Some(pin) => versions
+                .iter()
+                .find(|e| e.contract.version == pin)
+                .ok_or_else(|| {
+                    ToolError::not_found(
+                        "TOOL_VERSION_NOT_FOUND",
+                        "the pinned version of this tool is not registered",
+                    )
+                    .with_detail("tool", name.to_owned())
+                    .with_detail("pinned_version", pin.to_owned())
+                }),
+        }
+    }
+
+    /// Parses raw proposal text under the registry's limits, then [`prepare`](Self::prepare)s it.
+    pub fn prepare_raw(&self, raw: &str, ctx: &ToolContext) -> Result<Prepared, Rejection> {
+        match Proposal::parse(raw, &self.inner.limits) {
+            Ok(p) => self.prepare(p, ctx),
+            Err(err) => Err(self.reject_unparsed(err, ctx)),
+        }
+    }
+
+    fn reject_unparsed(&self, err: ToolError, _ctx: &ToolContext) -> Rejection {
+        let call_id = self.next_call_id();
+        let record = ProposalRecord {
+            name: String::new(),
+            arguments: Value::Null,
+            call_id: None,
+        };
+        let draft = Draft {
+            call_id: &call_id,
+            started: Instant::now(),
+            record: Some(record),
+            received_at_ms: now_ms(),
+        };
+        let issue = RepairIssue {
+            path: String::new(),
+            keyword: err.code().to_owned(),
+            expected: Value::String("a well-formed proposal".into()),
+            actual: Value::String(err.message().to_owned()),
+        };
+        let feedback = RepairFeedback::new("", vec![issue]);
+        self.reject(err, None, "", draft, "parse", Some(feedback))
+    }
+
+    /// Runs every check of the seed, in order, on `proposal`: known tool and pinned version →
+    /// null-dropping and defaults → JSON Schema (every error) → semantic rules → capabilities →
+    /// state gate → deadline → idempotency key → budget reservation → approval.
+    ///
+    /// Returns a [`PreparedCall`] (the only thing [`execute`](Self::execute) accepts), an
+    /// [`ApprovalRequest`], or a [`Rejection`] holding the error observation and, when the
+    /// model can fix its arguments, the seed's repair feedback.
+    pub fn prepare(&self, proposal: Proposal, ctx: &ToolContext) -> Result<Prepared, Rejection> {
+        let started = Instant::now();
+        let call_id = proposal
+            .call_id
+            .clone()
+            .unwrap_or_else(|| self.next_call_id());
+        let record = self.inner.sink.as_ref().map(|_| ProposalRecord {
+            name: proposal.name.clone(),
+            arguments: proposal.arguments.clone(),
+            call_id: proposal.call_id.clone(),
+        });
+        let call_id_owned = call_id;
+        let call_id = call_id_owned.as_str();
+        let draft = Draft {
+            call_id,
+            started,
+            record,
+            received_at_ms: now_ms(),
+        };
+
+        let entry = match self.lookup(&proposal.name, ctx) {
+            Ok(e) => Arc::clone(e),
+            Err(err) => {
+                let feedback = (err.code() == "UNKNOWN_TOOL").then(|| {
+                    RepairFeedback::new(
+                        &proposal.name,
+                        vec![RepairIssue {
+                            path: String::new(),
+                            keyword: "UNKNOWN_TOOL".into(),
+                            expected: err
+                                .safe_details()
+                                .get("available")
+                                .cloned()
+                                .unwrap_or(Value::Null),
+                            actual: Value::String(proposal.name.chars().take(64).collect()),
+                        }],
+                    )
+                });
+                return Err(self.reject(err, None, &proposal.name, draft, "lookup", feedback));
+            }
+        };
+        let contract = entry.contract;
+        let mut args = proposal.arguments;
+        entry.plan.apply(&mut args);
+
+        if !entry.input.is_valid(&args) {
+            let issues: Vec<RepairIssue> = entry
+                .input
+                .iter_errors(&args)
+                .map(|e| validate::issue_from_error(&e))
+                .collect();
+            let feedback = RepairFeedback::new(&contract.name, issues.clone());
+            return Err(self.reject(
+                validate::invalid_input_error(&issues),
+                Some(&entry),
+                "",
+                draft,
+                "validate",
+                Some(feedback),
+            ));
+        }
+        let decoded = match entry.runner.decode(&args) {
+            Ok(d) => d,
+            Err(msg) => {
+                let issues = vec![RepairIssue {
+                    path: String::new(),
+                    keyword: "deserialize".into(),
+                    expected: Value::String("arguments matching the input schema".into()),
+                    actual: Value::String(msg.chars().take(200).collect()),
+                }];
+                let feedback = RepairFeedback::new(&contract.name, issues.clone());
+                return Err(self.reject(
+                    validate::invalid_input_error(&issues),
+                    Some(&entry),
+                    "",
+                    draft,
+                    "validate",
+                    Some(feedback),
+                ));
+            }
+        };
+        let semantic = entry.runner.semantic(&decoded, ctx);
+        if !semantic.is_empty() {
+            let issues: Vec<RepairIssue> = semantic
+                .iter()
+                .map(|i| validate::issue_from_semantic(i, &args))
+                .collect();
+            let rejection = if semantic.iter().all(|i| i.repairable) {
+                let feedback = RepairFeedback::new(&contract.name, issues.clone());
+                self.reject(
+                    validate::invalid_input_error(&issues),
+                    Some(&entry),
+                    "",
+                    draft,
+                    "validate",
+                    Some(feedback),
+                )
+            } else {
+                // A rule no regeneration can satisfy is a policy decision, not a repair prompt.
+                let err = ToolError::policy_denied(
+                    "SEMANTIC_RULE_DENIED",
+                    "a business rule forbids this call",
+                )
+                .with_detail(
+                    "issues",
+                    serde_json::to_value(&issues).unwrap_or(Value::Null),
+                );
+                self.reject(err, Some(&entry), "", draft, "validate", None)
+            };
+            return Err(rejection);
+        }
+
+        let now = Instant::now();
+        let authorized = policy::check_capabilities(contract, ctx)
+            .and_then(|()| {
+                self.inner
+                    .gate
+                    .as_ref()
+                    .map_or(Ok(()), |g| g.check(contract, ctx))
+            })
+            .and_then(|()| policy::check_deadline(contract, ctx, now));
+        if let Err(err) = authorized {
+            return Err(self.reject(err, Some(&entry), "", draft, "authorize", None));
+        }
+        let key = match crate::idempotency::resolve_key(contract, &args, ctx) {
+            Ok(k) => k,
+            Err(err) => {
+                let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {
+                    RepairFeedback::new(
+                        &contract.name,
+                        vec![RepairIssue {
+                            path: format!(
+                                "/{}",
+                                err.safe_details()
+                                    .get("field")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                            ),
+                            keyword: err.code().to_owned(),
+                            expected: Value::String(err.message().to_owned()),
+                            actual: Value::Null,
+                        }],
+                    )
+                });
+                return Err(self.reject(err, Some(&entry), "", draft, "authorize", feedback));
+            }
+        };
+        let needs_approval = entry.runner.needs_approval(&decoded, ctx);
+        // A call waiting for a human holds no budget; it reserves when it is released.
+        let reservation = if needs_approval {
+            None
+        } else {
+            match policy::reserve(contract, ctx) {
+                Ok(r) => r,
+                Err(err) => {
+                    return Err(self.reject(err, Some(&entry), "", draft, "authorize", None))
+                }
+            }
+        };
+
+        let meta = CallMeta {
+            tool: contract.name.clone(),
+            tool_version: contract.version.clone(),
+            call_id: call_id.to_owned(),
+            attempt: 1,
+        };
+        let call_ctx = ctx.for_call(meta, key);
+        let gates = vec![
+            "lookup",
+            "schema",
+            "semantic",
+            "capabilities",
+            "state",
+            "deadline",
+            "idempotency",
+            "budget",
+        ];
+        let prepare_us = micros(started.elapsed());
+        let subject = needs_approval.then(|| ApprovalSubject {
+            tool: contract.name.clone(),
+            tool_version: contract.version.clone(),
+            effect: contract.effect,
+            arguments: args.clone(),
+            principal: ctx.principal().map(|p| p.as_str().to_owned()),
+            tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
+            call_id: call_id.to_owned(),
+        });
+        let record = draft.record;
+        let received_at_ms = draft.received_at_ms;
+        let call = PreparedCall {
+            entry,
+            call_id: call_id_owned,
+            args,
+            decoded: Some(decoded),
+            ctx: call_ctx,
+            reservation,
+            started,
+            prepare_us,
+            gates,
+            record,
+            received_at_ms,
+        };
+        Ok(match subject {
+            Some(subject) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
+            None => Prepared::Ready(call),
+        })
+    }
+
+    /// Runs a prepared call: per-attempt timeout, retries of retryable errors with backoff,
+    /// panic isolation, the output contract, then the envelope and the receipt.
+    ///
+    /// Needs a Tokio runtime with the time driver enabled (`#[tokio::main]` has it).
+    pub async fn execute(&self, call: PreparedCall) -> Observation {
+        crate::execute::run(&self.inner, call).await
+    }
+
+    /// Parse, prepare and execute in one step. A call that needs approval is not run: it
+    /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve.
+    pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
+        match self.prepare_raw(raw, ctx) {
+            Ok(Prepared::Ready(call)) => self.execute(call).await,
+            Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
+            Err(rejection) => rejection.into_observation(),
+        }
+    }
+
+    fn reject(
+        &self,
+        err: ToolError,
+        entry: Option<&Arc<Entry>>,
+        proposed_name: &str,
+        draft: Draft<'_>,
+        stage: &'static str,
+        feedback: Option<RepairFeedback>,
+    ) -> Rejection {
+        let (tool, version, fingerprint, source) = match entry {
+            Some(e) => (
+                e.contract.name.clone(),
+                Some(e.contract.version.clone()),
+                Some(e.contract.fingerprint.contract_sha256.clone()),
+                e.default_source.clone(),
+            ),
+            None => {
+                let name: String = proposed_name.chars().take(128).collect();
+                let source = format!("tool://{name}");
+                (name, None, None, source)
+            }
+        };
+        let meta = Meta {
+            tool,
+            tool_version: version,
+            call_id: draft.call_id.to_owned(),
+            latency_ms: millis(draft.started.elapsed()),
+            attempts: 0,
+            fingerprint,
+            idempotency: None,
+        };
+        if let Some(sink) = &self.inner.sink {
+            let receipt = Receipt {
+                call_id: draft.call_id.to_owned(),
+                received_at_ms: draft.received_at_ms,
+                proposal: draft.record.unwrap_or(ProposalRecord {
+                    name: proposed_name.to_owned(),
+                    arguments: Value::Null,
+                    call_id: None,
+                }),
+                executed: None,
+                outcome: OutcomeRecord {
+                    ok: false,
+                    stage: stage.into(),
+                    code: Some(err.code().to_owned()),
+                    category: Some(err.category()),
+                },
+                prepare_us: micros(draft.started.elapsed()),
+                execute_us: 0,
+                diagnostics: Vec::new(),
+            };
+            sink.record(&receipt);
+        }
+        crate::receipt::trace_rejection(&meta, &err, stage);
+        Rejection::new(
+            Observation::failure(err, meta, Provenance::untrusted(source, None)),
+            feedback,
+            stage,
+        )
+    }
+}
+
+struct Draft<'a> {
+    call_id: &'a str,
+    started: Instant,
+    record: Option<ProposalRecord>,
+    received_at_ms: u64,
+}
+
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, millis)
+}
+
+pub(crate) fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn micros(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// A proposal that passed every check.
+// Both variants carry a whole prepared call; boxing one would only add an allocation per call.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Prepared {
+    /// Ready to [`execute`](Registry::execute).
+    Ready(PreparedCall),
+    /// Needs a human's approval first.
+    NeedsApproval(ApprovalRequest),
+}
+
+/// A refused proposal: the error observation, and repair feedback when the model can fix it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rejection {
+    // Boxed: rejections travel in `Result`s whose happy path should stay small.
+    inner: Box<RejectionInner>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct RejectionInner {
+    observation: Observation,
+    feedback: Option<RepairFeedback>,
+    stage: &'static str,
+}
+
+impl Rejection {
+    pub(crate) fn new(
+        observation: Observation,
+        feedback: Option<RepairFeedback>,
+        stage: &'static str,
+    ) -> Self {
+        Rejection {
+            inner: Box::new(RejectionInner {
+                observation,
+                feedback,
+                stage,
+            }),
+        }
+    }
+
+    /// The error envelope for the model.
+    pub fn observation(&self) -> &Observation {
+        &self.inner.observation
+    }
+
+    /// The envelope, by value.
+    pub fn into_observation(self) -> Observation {
+        self.inner.observation
+    }
+
+    /// The seed's repair feedback, for repairable input errors only.
+    pub fn feedback(&self) -> Option<&RepairFeedback> {
+        self.inner.feedback.as_ref()
+    }
+
+    /// The stage that refused: `parse`, `lookup`, `validate` or `authorize`.
+    pub fn stage(&self) -> &'static str {
+        self.inner.stage
+    }
+}
+
+impl RegistryBuilder {
+    /// Adds a tool.
+    #[must_use]
+    pub fn tool<T: Tool>(mut self, tool: T) -> Self {
+        self.tools.push(Arc::new(tool));
+        self
+    }
+
+    /// Adds every tool of a toolset.
+    #[must_use]
+    pub fn toolset<A: Access>(mut self, set: Toolset<A>) -> Self {
+        self.tools.extend(set.runners());
+        self
+    }
+
+    /// Sets the proposal limits.
+    #[must_use]
+    pub fn limits(mut self, limits: ProposalLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the state gate consulted for every call.
+    #[must_use]
+    pub fn state_gate(mut self, gate: impl StateGate) -> Self {
+        self.gate = Some(Box::new(gate));
+        self
+    }
+
+    /// Sends a receipt of every call to `sink`.
+    #[must_use]
+    pub fn receipts(mut self, sink: impl ReceiptSink) -> Self {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// Turns the nested-bounds lint off (DESIGN rule 9 for nested types). On by default.
+    #[must_use]
+    pub fn lint_bounds(mut self, on: bool) -> Self {
+        self.lint_bounds = on;
+        self
+    }
+
+    /// Compiles every schema once and checks the set; fails on the first problem.
+    pub fn build(self) -> Result<Registry, RegistryError> {
+        let mut by_name: HashMap<String, Vec<Arc<Entry>>> = HashMap::new();
+        for runner in self.tools {
+            let contract = runner.contract();
+            let version = semver::Version::parse(&contract.version).map_err(|_| {
+                RegistryError::InvalidVersion {
+                    name: contract.name.clone(),
+                    version: contract.version.clone(),
+                }
+            })?;
+            let versions = by_name.entry(contract.name.clone()).or_default();
+            if versions.iter().any(|e| e.version == version) {
+                return Err(RegistryError::DuplicateTool {
+                    name: contract.name.clone(),
+                    version: contract.version.clone(),
+                });
+            }
+            if self.lint_bounds {
+                crate::schema::lint_bounds(contract, runner.fields())?;
+            }
+            let input = compile(&contract.input_schema, &contract.name, "input")?;
+            let output = compile(&contract.output_schema, &contract.name, "output")?;
+            let entry = Entry {
+                plan: ArgsPlan::from_schema(&contract.input_schema),
+                default_source: format!("tool://{}@{}", contract.name, contract.version),
+                runner,
+                contract,
+                version,
+                input,
+                output,
+            };
+            versions.push(Arc::new(entry));
+            versions.sort_by(|a, b| b.version.cmp(&a.version));
+        }
+        Ok(Registry {
+            inner: Arc::new(Inner {
+                by_name,
+                limits: self.limits,
+                gate: self.gate,
+                sink: self.sink,
+                next_id: AtomicU64::new(1),
+            }),
+        })
+    }
+}
+
+/// Compiles a schema once: Draft 2020-12, formats asserted, linear-time regexes only, and (with
+/// the crate's `default-features = false` on jsonschema) no remote or file `$ref` resolution.
+fn compile(
+    schema: &Value,
+    tool: &str,
+    side: &'static str,
+) -> Result<jsonschema::Validator, RegistryError> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(schema)
+        .map_err(|e| {
+            let message = e.to_string();
+            let is_pattern = matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::Pattern { .. }
+            ) || e.kind().keyword() == "pattern"
+                || message.contains("regex");
+            if is_pattern {
+                RegistryError::BacktrackingPattern {
+                    tool: tool.to_owned(),
+                    side,
+                    message,
+                }
+            } else {
+                RegistryError::InvalidSchema {
+                    tool: tool.to_owned(),
+                    side,
+                    message,
+                }
+            }
+        })
+}
+
+impl ApprovalRequest {
+    /// The observation for a call left waiting for approval: `POLICY_DENIED`,
+    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`.
+    pub fn pending_observation(&self) -> Observation {
+        let c = self.call.entry.contract;
+        let err = ToolError::policy_denied(
+            "APPROVAL_REQUIRED",
+            "a human must approve this call before it runs",
+        )
+        .with_detail("digest", self.digest().to_owned());
+        let meta = Meta {
+            tool: c.name.clone(),
+            tool_version: Some(c.version.clone()),
+            call_id: self.call.call_id.clone(),
+            latency_ms: millis(self.call.started.elapsed()),
+            attempts: 0,
+            fingerprint: Some(c.fingerprint.contract_sha256.clone()),
+            idempotency: None,
+        };
+        Observation::failure(
+            err,
+            meta,
+            Provenance::untrusted(self.call.entry.default_source.clone(), None),
+        )
+    }
+}
