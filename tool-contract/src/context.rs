@@ -7,7 +7,7 @@ use std::any::{Any, TypeId};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::Arc;
-use std::time::Instant;
+use tokio::time::Instant;
 
 use crate::extract::{CallMeta, IdempotencyKey, Principal, Tenant};
 use crate::policy::Budget;
@@ -176,9 +176,10 @@ impl ToolContextBuilder {
         self.ctx.agent_state = Some(state.into());
         self
     }
-    /// Sets the deadline of the whole agent turn.
-    pub fn deadline(mut self, deadline: Instant) -> Self {
-        self.ctx.deadline = Some(deadline);
+    /// Sets the deadline of the whole agent turn (a `std::time::Instant` or Tokio's, which
+    /// follows a paused test clock).
+    pub fn deadline(mut self, deadline: impl Into<Instant>) -> Self {
+        self.ctx.deadline = Some(deadline.into());
         self
     }
     /// Shares a tool budget (calls and tool time) across the turn's calls.

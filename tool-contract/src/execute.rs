@@ -139,7 +139,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         }
         call.ctx.set_attempt(attempt);
         let per_attempt = match call.ctx.deadline() {
-            Some(d) => timeout.min(d.saturating_duration_since(Instant::now())),
+            Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
             None => timeout,
         };
         let decoded = match call.decoded.take() {
@@ -201,7 +201,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         let fits = call
             .ctx
             .deadline()
-            .is_none_or(|d| Instant::now() + delay < d);
+            .is_none_or(|d| tokio::time::Instant::now() + delay < d);
         if !fits {
             diagnostics.push(format!(
                 "attempt {attempt}: no retry, the deadline is too close"

@@ -445,7 +445,7 @@ impl Registry {
             return Err(rejection);
         }
 
-        let now = Instant::now();
+        let now = tokio::time::Instant::now();
         let authorized = policy::check_capabilities(contract, ctx)
             .and_then(|()| {
                 self.inner

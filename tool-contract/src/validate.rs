@@ -105,15 +105,17 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairI
                     .collect(),
             ),
         ),
-        K::Type { kind } => (
-            Value::String(
-                format!("{kind:?}")
-                    .to_lowercase()
-                    .replace("single(", "")
-                    .replace([')', '('], ""),
-            ),
-            type_name(instance),
-        ),
+        K::Type { kind } => {
+            let expected = match kind {
+                jsonschema::error::TypeKind::Single(t) => Value::String(t.to_string()),
+                jsonschema::error::TypeKind::Multiple(set) => Value::Array(
+                    set.into_iter()
+                        .map(|t| Value::String(t.to_string()))
+                        .collect(),
+                ),
+            };
+            (expected, summarize(instance))
+        }
         K::Enum { options } => ((**options).clone(), summarize(instance)),
         K::Constant { expected_value } => ((**expected_value).clone(), summarize(instance)),
         K::Format { format } => (Value::String(format.clone()), summarize(instance)),
@@ -128,21 +130,6 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairI
         expected,
         actual,
     }
-}
-
-fn type_name(v: &Value) -> Value {
-    Value::String(
-        match v {
-            Value::Null => "null",
-            Value::Bool(_) => "boolean",
-            Value::Number(n) if n.is_f64() => "number",
-            Value::Number(_) => "integer",
-            Value::String(_) => "string",
-            Value::Array(_) => "array",
-            Value::Object(_) => "object",
-        }
-        .into(),
-    )
 }
 
 fn short(s: &str) -> String {

@@ -1,8 +1,13 @@
 //! Behaviour tests of the generated contracts, one module per topic (schemars layout).
 
+mod adversarial;
 mod contracts;
 mod defaults;
+mod executor;
 mod extractors;
+mod pipeline;
+mod probe;
+mod receipts;
 mod schemas;
 
 use tool_contract::{ToolContract, Toolset};

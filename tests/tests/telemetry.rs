@@ -1,0 +1,101 @@
+//! Telemetry: each call is an `execute_tool` span with the OpenTelemetry GenAI attribute names.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tool_contract::{Registry, ToolContext, Toolset};
+use tool_contract_examples::{DocumentStore, SearchDocuments};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+fn seed_tools() -> Toolset {
+    Toolset::new().with(SearchDocuments)
+}
+
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<HashMap<String, String>>>>);
+
+struct Fields<'a>(&'a mut HashMap<String, String>);
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(
+            field.name().to_owned(),
+            format!("{value:?}").trim_matches('"').to_owned(),
+        );
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+impl<S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer<S>
+    for Spans
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut map = HashMap::new();
+        map.insert("name".to_owned(), attrs.metadata().name().to_owned());
+        attrs.record(&mut Fields(&mut map));
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(self.0.lock().unwrap().len());
+        }
+        self.0.lock().unwrap().push(map);
+    }
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let Some(&i) = span.extensions().get::<usize>() else {
+            return;
+        };
+        values.record(&mut Fields(&mut self.0.lock().unwrap()[i]));
+    }
+}
+
+#[test]
+fn spans_use_the_opentelemetry_genai_names() {
+    let spans = Spans::default();
+    // A global subscriber, in a binary of its own: tracing caches callsite interest
+    // process-wide, so a scoped subscriber racing other tests could miss spans.
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(spans.clone()))
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reg = Registry::builder().toolset(seed_tools()).build().unwrap();
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("documents:search")
+        .state(DocumentStore::seeded())
+        .build();
+    rt.block_on(async {
+        reg.handle(
+            r#"{"id":"call_t1","name":"search_documents","arguments":{"query":"refund"}}"#,
+            &ctx,
+        )
+        .await;
+        reg.handle(
+            r#"{"id":"call_t2","name":"search_documents","arguments":{"query":"x"}}"#,
+            &ctx,
+        )
+        .await;
+    });
+    let spans = spans.0.lock().unwrap();
+    let ok = spans
+        .iter()
+        .find(|s| s.get("gen_ai.tool.call.id").map(String::as_str) == Some("call_t1"))
+        .unwrap();
+    assert_eq!(ok["name"], "execute_tool");
+    assert_eq!(ok["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(ok["gen_ai.tool.name"], "search_documents");
+    assert_eq!(ok["tool.version"], "2.1.0");
+    assert_eq!(ok["tool.effect"], "pure_read");
+    assert_eq!(ok["tool.outcome"], "ok");
+    let bad = spans
+        .iter()
+        .find(|s| s.get("gen_ai.tool.call.id").map(String::as_str) == Some("call_t2"))
+        .unwrap();
+    assert_eq!(bad["tool.outcome"], "rejected");
+    assert_eq!(bad["error.type"], "INPUT_VALIDATION_FAILED");
+}
