@@ -56,24 +56,46 @@ impl<'a> ToolFn<'a> {
                 None
             }
         };
-        ToolFn {
+        let f = ToolFn {
             original: item,
             docs: attr::doc_text(&item.attrs),
             args_ty: typed.first().copied(),
             extractors: typed.iter().skip(1).copied().collect(),
             ret,
+        };
+        if f.struct_name().is_none() {
+            cx.error_spanned_by(
+                &sig.ident,
+                format!("cannot name the tool's struct after `{}`: give the fn a `verb_object` name such as `ping_service`", sig.ident),
+            );
         }
+        f
     }
 
     pub fn ident(&self) -> &Ident {
         &self.original.sig.ident
     }
 
-    /// The generated unit struct's name: the handler's name in UpperCamelCase.
-    pub fn struct_ident(&self) -> Ident {
+    /// The generated unit struct's name: the handler's name in UpperCamelCase, or `None` when
+    /// that is not an identifier (`_1` → `1`).
+    pub fn struct_name(&self) -> Option<Ident> {
         let name = self.ident().to_string();
-        let name = name.strip_prefix("r#").unwrap_or(&name);
-        Ident::new(&name.to_upper_camel_case(), self.ident().span())
+        let name = name
+            .strip_prefix("r#")
+            .unwrap_or(&name)
+            .to_upper_camel_case();
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && syn::parse_str::<Ident>(&name).is_ok();
+        valid.then(|| Ident::new(&name, self.ident().span()))
+    }
+
+    /// The struct name, or a placeholder after `struct_name` failed (the error is reported).
+    pub fn struct_ident(&self) -> Ident {
+        self.struct_name()
+            .unwrap_or_else(|| Ident::new("__TcUnnamedTool", self.ident().span()))
     }
 
     /// Whether a parameter's type is the `IdempotencyKey` extractor (by its last path segment).

@@ -105,6 +105,8 @@ pub struct ToolAttr {
     pub krate: Option<syn::Path>,
     /// Keys written at all, valid or not: a key with a bad value is not also "missing".
     pub seen: Vec<String>,
+    /// The attribute stopped parsing early; keys after the error were never read.
+    pub syntax_error: bool,
 }
 
 impl ToolAttr {
@@ -211,11 +213,24 @@ where
     }
 }
 
+/// syn's parse errors name the token but not the grammar; say what an entry looks like.
+fn explain_syntax(err: syn::Error) -> syn::Error {
+    let msg = err.to_string();
+    if msg.contains("write `") {
+        return err;
+    }
+    syn::Error::new(
+        err.span(),
+        format!("{msg}; `#[tool(...)]` takes comma-separated entries such as `version = \"1.0.0\"`, `approval` or `retry(max_attempts = 2)`"),
+    )
+}
+
 pub fn parse_tool_attr(cx: &Ctxt, args: TokenStream) -> ToolAttr {
     let mut attr = ToolAttr::default();
     let parser = syn::meta::parser(|meta| parse_tool_key(cx, &mut attr, meta));
     if let Err(err) = parser.parse2(args) {
-        cx.syn_error(err);
+        cx.syn_error(explain_syntax(err));
+        attr.syntax_error = true;
     }
     attr
 }
@@ -356,7 +371,7 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
             skip_value(&meta)?;
             cx.error_spanned_by(
                 path,
-                "write `retry(max_attempts = 2, backoff_ms = 100, max_backoff_ms = 1000)`",
+                "`retry` takes a list: write `retry(max_attempts = 3)`, optionally with `backoff_ms = 100, max_backoff_ms = 1000`",
             );
             return Ok(());
         }
@@ -408,6 +423,15 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
                 set_once(cx, &m, &mut kind, IdempotencyKind::Host);
             } else if m.path.is_ident("from") {
                 let value = m.value()?;
+                if !value.peek(syn::token::Bracket) {
+                    let got: proc_macro2::TokenStream = value
+                        .parse::<syn::Expr>()
+                        .map(quote::ToTokens::into_token_stream)?;
+                    return Err(syn::Error::new_spanned(
+                        &got,
+                        format!("`from` takes a list: write `from = [{got}]`"),
+                    ));
+                }
                 let content;
                 syn::bracketed!(content in value);
                 let fields: Vec<Ident> =
@@ -582,6 +606,15 @@ pub fn parse_container_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> ContainerAt
                 if let Some(p) = parse_crate_path(cx, &meta)? {
                     set_once(cx, &meta, &mut out.krate, p);
                 }
+            } else if TOOL_KEYS.iter().any(|k| meta.path.is_ident(k)) {
+                cx.error_spanned_by(
+                    &meta.path,
+                    format!(
+                        "`{}` belongs on the handler's `#[tool(...)]`, not on the args struct; the struct takes only `semantic` and `crate`",
+                        path_name(&meta.path)
+                    ),
+                );
+                skip_value(&meta)?;
             } else {
                 unknown_key(cx, &meta.path, "struct key", CONTAINER_KEYS);
                 skip_value(&meta)?;

@@ -32,6 +32,10 @@ pub fn check_args(cx: &Ctxt, s: &ArgsStruct) {
 /// policy, a version tells contracts apart in traces, and a timeout bounds every attempt. Their
 /// formats are checked where they are parsed (`attr.rs`).
 fn check_required_keys(cx: &Ctxt, attr: &ToolAttr) {
+    // After a syntax error the rest of the attribute was never read: "missing" would be a guess.
+    if attr.syntax_error {
+        return;
+    }
     let at = Span::call_site();
     let missing = |key: &str| !attr.seen.iter().any(|k| k == key);
     if missing("effect") {

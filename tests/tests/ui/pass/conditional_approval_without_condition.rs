@@ -1,14 +1,17 @@
+// The fix: implement `ApprovalCondition` for the args, so `approval = "conditional"` can decide
+// per call. A condition needs something to decide on, so the args gain an `urgent` flag.
+use tool_contract::contract::ApprovalPolicy;
 use tool_contract::{tool, ApprovalCondition, Tool, ToolArgs, ToolContext, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct TicketArgs {
+pub struct TicketArgs {
     /// Request id; repeating it never creates a second ticket.
     #[tool(idempotency_key)]
     #[schemars(length(min = 8, max = 64))]
-    request_id: String,
+    pub request_id: String,
     /// Whether it pages the on-call engineer.
-    urgent: bool,
+    pub urgent: bool,
 }
 
 impl ApprovalCondition for TicketArgs {
@@ -24,6 +27,7 @@ async fn create_draft_ticket(_args: TicketArgs) -> Result<String, ToolError> {
 }
 
 fn main() {
+    assert_eq!(CreateDraftTicket::contract().approval, ApprovalPolicy::Conditional);
     let ctx = ToolContext::default();
     let calm = TicketArgs { request_id: "req-0001".into(), urgent: false };
     let urgent = TicketArgs { request_id: "req-0002".into(), urgent: true };

@@ -2,11 +2,11 @@ use tool_contract::{tool, ReadOnlyToolset, ToolArgs, ToolError, Toolset};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct DocArgs {
+pub struct DocArgs {
     /// The document.
     #[tool(idempotency_key)]
     #[schemars(length(min = 1, max = 200))]
-    source_id: String,
+    pub source_id: String,
 }
 
 /// Reads a document. Use it when you know the id.

@@ -1,3 +1,4 @@
+// The fix: the three required keys. Any semantic version works, pre-releases too.
 use tool_contract::{tool, Effect, Tool, ToolArgs, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
@@ -5,14 +6,14 @@ use tool_contract::{tool, Effect, Tool, ToolArgs, ToolError};
 struct PingArgs {}
 
 /// Checks that the service answers. Use it before other calls; it returns nothing else.
-#[tool(version = "1.2.0-rc.1", effect = "external_read", timeout_ms = 600000)]
+#[tool(name = "ping_service", effect = "external_read", version = "1.2.0-rc.1", timeout_ms = 2000)]
 async fn ping_service(_args: PingArgs) -> Result<bool, ToolError> {
     Ok(true)
 }
 
 fn main() {
     let c = PingService::contract();
-    assert_eq!(c.version, "1.2.0-rc.1");
     assert_eq!(c.effect, Effect::ExternalRead);
-    assert_eq!(c.timeout_ms, 600_000);
+    assert_eq!(c.version, "1.2.0-rc.1");
+    assert_eq!(c.timeout_ms, 2000);
 }

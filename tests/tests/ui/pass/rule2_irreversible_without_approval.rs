@@ -1,13 +1,14 @@
+// The fix: `approval` on the irreversible write.
 use tool_contract::contract::ApprovalPolicy;
 use tool_contract::{tool, Tool, ToolArgs, ToolContext, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct DeleteArgs {
+pub struct DeleteArgs {
     /// The document to delete.
     #[tool(idempotency_key)]
     #[schemars(length(min = 1, max = 200))]
-    source_id: String,
+    pub source_id: String,
 }
 
 /// Deletes one document for good. Use it only when the user asks to delete a named document.

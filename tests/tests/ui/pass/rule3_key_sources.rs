@@ -1,14 +1,16 @@
+// Key sources name the fields as the model sends them: a serde `rename` on the key field, and
+// `rename_all` for the fields of `idempotency(from = [..])`.
 use tool_contract::contract::IdempotencySource;
 use tool_contract::{tool, Tool, ToolArgs, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct TicketArgs {
+pub struct TicketArgs {
     /// Request id; repeating it never creates a second ticket.
     #[tool(idempotency_key)]
     #[serde(rename = "requestId")]
     #[schemars(length(min = 8, max = 64))]
-    request_id: String,
+    pub request_id: String,
 }
 
 /// Creates a draft ticket a human files later. Use it to report problems, not to notify anyone.
@@ -19,25 +21,19 @@ async fn create_draft_ticket(_args: TicketArgs) -> Result<String, ToolError> {
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct SendEmailArgs {
+pub struct SendEmailArgs {
     /// Recipient.
     #[schemars(length(min = 3, max = 254))]
-    to_address: String,
+    pub to_address: String,
     /// Subject line.
     #[schemars(length(min = 1, max = 200))]
-    subject: String,
+    pub subject: String,
 }
 
 /// Sends an e-mail; it cannot be unsent. Use it only when the user asked to send this message.
 #[tool(version = "1.2.0", effect = "irreversible_write", timeout_ms = 2000, approval, idempotency(from = [to_address, subject]))]
 async fn send_email(_args: SendEmailArgs) -> Result<String, ToolError> {
     Ok("sent".into())
-}
-
-/// Archives the mailbox; the host supplies the key. Use it when the user leaves the company.
-#[tool(version = "1.0.0", effect = "reversible_write", timeout_ms = 2000, idempotency(host))]
-async fn archive_mailbox(_args: SendEmailArgs) -> Result<String, ToolError> {
-    Ok("archived".into())
 }
 
 fn main() {
@@ -49,6 +45,4 @@ fn main() {
         SendEmail::contract().idempotency.source,
         IdempotencySource::Derived { fields: vec!["toAddress".into(), "subject".into()] }
     );
-    assert_eq!(ArchiveMailbox::contract().idempotency.source, IdempotencySource::Host);
-    assert!(ArchiveMailbox::contract().idempotency.required);
 }

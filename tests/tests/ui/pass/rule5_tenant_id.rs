@@ -1,28 +1,30 @@
-use tool_contract::extract::{Principal, Tenant};
-use tool_contract::{tool, Tool, ToolArgs, ToolContext, ToolError};
+// The fix: no `tenant_id` argument; the handler takes `tenant: Tenant` from the trusted context.
+use tool_contract::extract::Tenant;
+use tool_contract::{tool, ErrorCategory, Tool, ToolArgs, ToolContext, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct SearchArgs {
+pub struct SearchArgs {
     /// What to look for.
     #[schemars(length(min = 2, max = 500))]
-    query: String,
-    /// The persona the answer is written for; a style, not a privilege.
-    #[tool(model_supplied = "a writing persona, never checked for access")]
-    #[schemars(length(max = 32))]
-    role: Option<String>,
+    pub query: String,
 }
 
 /// Finds documents. Use it for internal documents only, never for the web.
 #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 500)]
-async fn search_documents(args: SearchArgs, tenant: Tenant, who: Principal) -> Result<String, ToolError> {
-    Ok(format!("{tenant}/{who}/{}", args.query))
+async fn search_documents(args: SearchArgs, tenant: Tenant) -> Result<String, ToolError> {
+    Ok(format!("{tenant}/{}", args.query))
 }
 
 fn main() {
-    let ctx = ToolContext::builder().tenant("acme").principal("user:7").build();
+    let c = SearchDocuments::contract();
+    assert_eq!(c.authorization.extractors, ["Tenant"]);
+    assert_eq!(c.input_schema["properties"].as_object().unwrap().len(), 1);
+    assert!(c.input_schema["properties"].get("tenant_id").is_none());
     let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let args = SearchArgs { query: "refund".into(), role: None };
-    assert_eq!(rt.block_on(SearchDocuments.call(args, &ctx)).unwrap(), "acme/user:7/refund");
-    assert_eq!(SearchDocuments::contract().authorization.extractors, ["Tenant", "Principal"]);
+    let args = || SearchArgs { query: "refund".into() };
+    let ctx = ToolContext::builder().tenant("acme").build();
+    assert_eq!(rt.block_on(SearchDocuments.call(args(), &ctx)).unwrap(), "acme/refund");
+    let err = rt.block_on(SearchDocuments.call(args(), &ToolContext::default())).unwrap_err();
+    assert_eq!(err.category(), ErrorCategory::Unauthorized);
 }

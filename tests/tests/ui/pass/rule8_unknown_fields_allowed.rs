@@ -1,20 +1,19 @@
-use tool_contract::{tool, Tool, ToolArgs, ToolError};
+// The fix: `#[serde(deny_unknown_fields)]`, so the schema says `additionalProperties: false` and
+// deserialization refuses fields the model invents.
+use tool_contract::schema::{tool_schema, Direction};
+use tool_contract::ToolArgs;
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct SearchArgs {
+pub struct SearchArgs {
     /// What to look for.
     #[schemars(length(min = 2, max = 500))]
-    query: String,
-}
-
-/// Finds documents. Use it for internal documents only, never for the web.
-#[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 500)]
-async fn search_documents(_args: SearchArgs) -> Result<Vec<String>, ToolError> {
-    Ok(vec![])
+    pub query: String,
 }
 
 fn main() {
-    assert_eq!(SearchDocuments::contract().input_schema["additionalProperties"], false);
+    let s = tool_schema::<SearchArgs>("search_documents", "1.0.0", Direction::Input);
+    assert_eq!(s["additionalProperties"], false);
+    assert!(serde_json::from_str::<SearchArgs>(r#"{"query": "ab"}"#).is_ok());
     assert!(serde_json::from_str::<SearchArgs>(r#"{"query": "ab", "tenant_id": "x"}"#).is_err());
 }

@@ -1,23 +1,19 @@
+// Bounds beyond the twins of the rule 9 failures: a set with bounded items, the `unbounded`
+// opt-out, and types that need no bound.
 use std::collections::BTreeSet;
 use tool_contract::{tool, Tool, ToolArgs, ToolError};
 
 #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
 #[serde(deny_unknown_fields)]
-struct SearchArgs {
-    /// What to look for.
-    #[schemars(length(min = 2, max = 500))]
-    query: String,
+pub struct SearchArgs {
     /// Tags to filter by.
     #[schemars(length(max = 8), inner(length(max = 32)))]
-    tags: Option<BTreeSet<String>>,
-    /// How many results.
-    #[schemars(range(min = 1, max = 20))]
-    top_k: u32,
+    pub tags: Option<BTreeSet<String>>,
     /// Opaque cursor from the previous page.
     #[tool(unbounded = "the handler rejects cursors it did not issue")]
-    cursor: Option<String>,
+    pub cursor: Option<String>,
     /// Whether to include archived documents.
-    archived: bool,
+    pub archived: bool,
 }
 
 /// Finds documents. Use it for internal documents only, never for the web.
@@ -28,7 +24,9 @@ async fn search_documents(_args: SearchArgs) -> Result<Vec<String>, ToolError> {
 
 fn main() {
     let s = &SearchDocuments::contract().input_schema["properties"];
-    assert_eq!(s["top_k"]["maximum"], 20);
     assert_eq!(s["tags"]["maxItems"], 8);
-    assert_eq!(s["query"]["maxLength"], 500);
+    assert_eq!(s["tags"]["items"]["maxLength"], 32);
+    assert!(s["cursor"].get("maxLength").is_none());
+    let cursor = <SearchArgs as ToolArgs>::FIELDS.iter().find(|f| f.rust_name == "cursor").unwrap();
+    assert_eq!(cursor.unbounded, Some("the handler rejects cursors it did not issue"));
 }

@@ -1,0 +1,185 @@
+//! The pipeline's cost on the seed's `search_documents`, as ratios against a floor measured in
+//! the same run (BENCHMARKS.md). `cargo bench -p tool-contract-examples --bench pipeline`.
+//!
+//! * floor: serde parse into the args struct + direct handler call + serialize the output;
+//! * full pipeline: parse with limits, lookup, schema + semantic validation, policy, timeout,
+//!   output-schema validation, envelope, serialized;
+//! * naive: the floor plus compiling the input schema on every call, as hosts often do;
+//! * throughput: 640 full-pipeline calls from 1 task, and from 64 tasks, on a 2-worker runtime.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{black_box, Criterion};
+use tool_contract::extract::{State, Tenant};
+use tool_contract::{Registry, Tool, ToolContext};
+use tool_contract_examples::{
+    search_documents, DocumentStore, SearchDocuments, SearchDocumentsArgs,
+};
+
+const ARGS: &str =
+    r#"{"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}"#;
+const PROPOSAL: &str = r#"{"id": "call_bench", "name": "search_documents", "arguments": {"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}}"#;
+const BATCH: usize = 640;
+
+fn out_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("criterion")
+}
+
+fn ctx(store: &DocumentStore) -> ToolContext {
+    ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("documents:search")
+        .state(store.clone())
+        .build()
+}
+
+fn registry() -> Registry {
+    Registry::builder()
+        .tool(SearchDocuments)
+        .build()
+        .expect("registry")
+}
+
+fn latency(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = DocumentStore::seeded();
+    let ctx = ctx(&store);
+    let reg = registry();
+    let schema = SearchDocuments::contract().input_schema.clone();
+
+    let mut g = c.benchmark_group("pipeline");
+    g.bench_function("floor", |b| {
+        b.to_async(&rt).iter(|| async {
+            let args: SearchDocumentsArgs = serde_json::from_str(black_box(ARGS)).unwrap();
+            let out = search_documents(args, Tenant::new("acme"), State(store.clone()))
+                .await
+                .unwrap();
+            black_box(serde_json::to_string(&out).unwrap())
+        })
+    });
+    g.bench_function("full_pipeline", |b| {
+        b.to_async(&rt).iter(|| async {
+            let obs = reg.handle(black_box(PROPOSAL), &ctx).await;
+            debug_assert!(obs.ok);
+            black_box(serde_json::to_string(&obs).unwrap())
+        })
+    });
+    g.bench_function("naive_compile_per_call", |b| {
+        b.to_async(&rt).iter(|| async {
+            let value: serde_json::Value = serde_json::from_str(black_box(ARGS)).unwrap();
+            let validator = jsonschema::validator_for(&schema).unwrap();
+            assert!(validator.is_valid(&value));
+            let args: SearchDocumentsArgs = serde_json::from_value(value).unwrap();
+            let out = search_documents(args, Tenant::new("acme"), State(store.clone()))
+                .await
+                .unwrap();
+            black_box(serde_json::to_string(&out).unwrap())
+        })
+    });
+    g.finish();
+}
+
+fn throughput(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = DocumentStore::seeded();
+    let ctx = ctx(&store);
+    let reg = registry();
+
+    let mut g = c.benchmark_group("throughput");
+    g.throughput(criterion::Throughput::Elements(BATCH as u64));
+    for tasks in [1usize, 64] {
+        g.bench_function(format!("{tasks}_tasks_x{BATCH}"), |b| {
+            b.to_async(&rt).iter(|| {
+                let reg = reg.clone();
+                let ctx = ctx.clone();
+                async move {
+                    let per_task = BATCH / tasks;
+                    let handles: Vec<_> = (0..tasks)
+                        .map(|_| {
+                            let reg = reg.clone();
+                            let ctx = ctx.clone();
+                            tokio::spawn(async move {
+                                for _ in 0..per_task {
+                                    let obs = reg.handle(PROPOSAL, &ctx).await;
+                                    black_box(serde_json::to_string(&obs).unwrap());
+                                }
+                            })
+                        })
+                        .collect();
+                    for h in handles {
+                        h.await.unwrap();
+                    }
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+fn mean_ns(group: &str, id: &str) -> Option<f64> {
+    let path = out_dir().join(group).join(id).join("new/estimates.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    v["mean"]["point_estimate"].as_f64()
+}
+
+/// Prints the ratios BENCHMARKS.md records, from this run's estimates.
+fn report() {
+    let (Some(floor), Some(full), Some(naive)) = (
+        mean_ns("pipeline", "floor"),
+        mean_ns("pipeline", "full_pipeline"),
+        mean_ns("pipeline", "naive_compile_per_call"),
+    ) else {
+        return;
+    };
+    let one = mean_ns("throughput", &format!("1_tasks_x{BATCH}"));
+    let many = mean_ns("throughput", &format!("64_tasks_x{BATCH}"));
+    println!("\n| measurement | mean | ratio | target |");
+    println!("|---|---|---|---|");
+    println!(
+        "| floor (parse + call + serialize) | {:.2} µs | 1.00× | |",
+        floor / 1e3
+    );
+    println!(
+        "| full pipeline | {:.2} µs | {:.2}× floor | ≤ 2.0× |",
+        full / 1e3,
+        full / floor
+    );
+    println!(
+        "| naive (compile schema per call) | {:.2} µs | {:.1}× full pipeline | ≥ 10× |",
+        naive / 1e3,
+        naive / full
+    );
+    if let (Some(one), Some(many)) = (one, many) {
+        let per = |ns: f64| BATCH as f64 / (ns / 1e9);
+        println!("| throughput, 1 task | {:.0} calls/s | 1.00× | |", per(one));
+        println!(
+            "| throughput, 64 tasks, 2 workers | {:.0} calls/s | {:.2}× 1 task | ≥ 1.8× |",
+            per(many),
+            one / many
+        );
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .output_directory(&out_dir())
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    latency(&mut c);
+    throughput(&mut c);
+    c.final_summary();
+    report();
+}
