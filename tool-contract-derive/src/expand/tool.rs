@@ -137,15 +137,13 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     let mut assertions = Vec::new();
     // Rule 3 is independent of every other mistake, so it stays on after an error: a write
     // tool with three problems should show all three.
-    if !attr.syntax_error {
-        if check::needs_key_field_bound(attr) {
-            let span = attr.effect.map_or_else(Span::call_site, |e| e.span);
-            let (def, alias) = spanned_alias("__TcKeyArgs", span);
-            aliases.push(def);
-            assertions.push(quote_spanned! {span=>
-                #krate::__private::assert_idempotency_key_field::<#alias>();
-            });
-        }
+    if !attr.syntax_error && check::needs_key_field_bound(attr) {
+        let span = attr.effect.map_or_else(Span::call_site, |e| e.span);
+        let (def, alias) = spanned_alias("__TcKeyArgs", span);
+        aliases.push(def);
+        assertions.push(quote_spanned! {span=>
+            #krate::__private::assert_idempotency_key_field::<#alias>();
+        });
     }
     if checks {
         if let Some(IdempotencyKind::From(fields)) = attr.idempotency.as_ref().map(|i| &i.value) {
