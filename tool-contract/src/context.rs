@@ -55,18 +55,25 @@ impl fmt::Debug for Extensions {
 /// assert!(ctx.has_capability("documents:search"));
 /// assert_eq!(ctx.tenant().map(|t| t.as_str()), Some("acme"));
 /// ```
+// Everything but the per-call facts lives behind one `Arc`: a call's copy of the context costs
+// one reference-count bump, which matters when many tasks share a context across cores.
 #[derive(Clone, Debug, Default)]
 pub struct ToolContext {
+    shared: Arc<Shared>,
+    call: Option<CallMeta>,
+    idempotency_key: Option<IdempotencyKey>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
     principal: Option<Principal>,
     tenant: Option<Tenant>,
-    capabilities: Arc<BTreeSet<String>>,
+    capabilities: BTreeSet<String>,
     agent_state: Option<String>,
     deadline: Option<Instant>,
     budget: Option<Arc<Budget>>,
-    pinned_versions: Arc<HashMap<String, String>>,
-    call: Option<CallMeta>,
-    idempotency_key: Option<IdempotencyKey>,
-    extensions: Arc<Extensions>,
+    pinned_versions: HashMap<String, String>,
+    extensions: Extensions,
 }
 
 impl ToolContext {
@@ -77,35 +84,38 @@ impl ToolContext {
 
     /// The authenticated principal, if any.
     pub fn principal(&self) -> Option<&Principal> {
-        self.principal.as_ref()
+        self.shared.principal.as_ref()
     }
     /// The tenant the call runs for, if any.
     pub fn tenant(&self) -> Option<&Tenant> {
-        self.tenant.as_ref()
+        self.shared.tenant.as_ref()
     }
     /// The capabilities granted to the principal.
     pub fn capabilities(&self) -> &BTreeSet<String> {
-        &self.capabilities
+        &self.shared.capabilities
     }
     /// Whether `capability` was granted.
     pub fn has_capability(&self, capability: &str) -> bool {
-        self.capabilities.contains(capability)
+        self.shared.capabilities.contains(capability)
     }
     /// The agent's current state label, for state gates.
     pub fn agent_state(&self) -> Option<&str> {
-        self.agent_state.as_deref()
+        self.shared.agent_state.as_deref()
     }
     /// When the whole agent turn must end.
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline
+        self.shared.deadline
     }
     /// The turn's shared tool budget, if any.
     pub fn budget(&self) -> Option<&Arc<Budget>> {
-        self.budget.as_ref()
+        self.shared.budget.as_ref()
     }
     /// The version pinned for `tool`, if any.
     pub fn pinned_version(&self, tool: &str) -> Option<&str> {
-        self.pinned_versions.get(tool).map(String::as_str)
+        if self.shared.pinned_versions.is_empty() {
+            return None;
+        }
+        self.shared.pinned_versions.get(tool).map(String::as_str)
     }
     /// Facts about the call being executed, set by the pipeline.
     pub fn call(&self) -> Option<&CallMeta> {
@@ -117,15 +127,15 @@ impl ToolContext {
     }
     /// Host-held values.
     pub fn extensions(&self) -> &Extensions {
-        &self.extensions
+        &self.shared.extensions
     }
 
     /// A copy of this context for one call: same identity, with call facts and key set.
     pub fn for_call(&self, call: CallMeta, idempotency_key: Option<IdempotencyKey>) -> ToolContext {
         ToolContext {
+            shared: Arc::clone(&self.shared),
             call: Some(call),
             idempotency_key,
-            ..self.clone()
         }
     }
 
@@ -139,26 +149,25 @@ impl ToolContext {
 /// Builds a [`ToolContext`].
 #[derive(Debug, Default)]
 pub struct ToolContextBuilder {
-    ctx: ToolContext,
-    capabilities: BTreeSet<String>,
-    pinned: HashMap<String, String>,
-    extensions: Extensions,
+    shared: Shared,
+    call: Option<CallMeta>,
+    idempotency_key: Option<IdempotencyKey>,
 }
 
 impl ToolContextBuilder {
     /// Sets the authenticated principal.
     pub fn principal(mut self, principal: impl Into<Principal>) -> Self {
-        self.ctx.principal = Some(principal.into());
+        self.shared.principal = Some(principal.into());
         self
     }
     /// Sets the tenant.
     pub fn tenant(mut self, tenant: impl Into<Tenant>) -> Self {
-        self.ctx.tenant = Some(tenant.into());
+        self.shared.tenant = Some(tenant.into());
         self
     }
     /// Grants one capability.
     pub fn capability(mut self, capability: impl Into<String>) -> Self {
-        self.capabilities.insert(capability.into());
+        self.shared.capabilities.insert(capability.into());
         self
     }
     /// Grants several capabilities.
@@ -167,53 +176,55 @@ impl ToolContextBuilder {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.capabilities
+        self.shared
+            .capabilities
             .extend(capabilities.into_iter().map(Into::into));
         self
     }
     /// Sets the agent's current state label.
     pub fn agent_state(mut self, state: impl Into<String>) -> Self {
-        self.ctx.agent_state = Some(state.into());
+        self.shared.agent_state = Some(state.into());
         self
     }
     /// Sets the deadline of the whole agent turn (a `std::time::Instant` or Tokio's, which
     /// follows a paused test clock).
     pub fn deadline(mut self, deadline: impl Into<Instant>) -> Self {
-        self.ctx.deadline = Some(deadline.into());
+        self.shared.deadline = Some(deadline.into());
         self
     }
     /// Shares a tool budget (calls and tool time) across the turn's calls.
     pub fn budget(mut self, budget: Arc<Budget>) -> Self {
-        self.ctx.budget = Some(budget);
+        self.shared.budget = Some(budget);
         self
     }
     /// Pins `tool` to `version`.
     pub fn pin_version(mut self, tool: impl Into<String>, version: impl Into<String>) -> Self {
-        self.pinned.insert(tool.into(), version.into());
+        self.shared
+            .pinned_versions
+            .insert(tool.into(), version.into());
         self
     }
     /// Sets the call facts (normally done by the pipeline).
     pub fn call(mut self, call: CallMeta) -> Self {
-        self.ctx.call = Some(call);
+        self.call = Some(call);
         self
     }
     /// Sets a host-supplied idempotency key.
     pub fn idempotency_key(mut self, key: IdempotencyKey) -> Self {
-        self.ctx.idempotency_key = Some(key);
+        self.idempotency_key = Some(key);
         self
     }
     /// Stores a host-held value for [`State<T>`](crate::extract::State).
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
+        self.shared.extensions.insert(value);
         self
     }
     /// Finishes the context.
     pub fn build(self) -> ToolContext {
         ToolContext {
-            capabilities: Arc::new(self.capabilities),
-            pinned_versions: Arc::new(self.pinned),
-            extensions: Arc::new(self.extensions),
-            ..self.ctx
+            shared: Arc::new(self.shared),
+            call: self.call,
+            idempotency_key: self.idempotency_key,
         }
     }
 }

@@ -19,7 +19,10 @@
 //! `provenance.trust = "untrusted"`, and [`Observation::to_prompt_block`] renders it so that
 //! nothing inside can close or forge the surrounding tag.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::error::{ErrorCategory, ToolError};
@@ -29,9 +32,9 @@ use crate::error::{ErrorCategory, ToolError};
 #[non_exhaustive]
 pub struct Meta {
     /// Tool name (as proposed, when the tool is unknown).
-    pub tool: String,
+    pub tool: Cow<'static, str>,
     /// Version that ran, when one was chosen.
-    pub tool_version: Option<String>,
+    pub tool_version: Option<Cow<'static, str>>,
     /// Call id: the provider's, or one the registry generated.
     pub call_id: String,
     /// Wall time from receiving the proposal to the envelope, in milliseconds.
@@ -40,7 +43,7 @@ pub struct Meta {
     pub attempts: u32,
     /// The contract's fingerprint (`contract_sha256`), so traces tell versions apart.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
+    pub fingerprint: Option<Cow<'static, str>>,
     /// `"replayed"` when an idempotent result was returned without running the handler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub idempotency: Option<String>,
@@ -53,7 +56,7 @@ pub struct Provenance {
     /// Always `"untrusted"`: tool output is data, not instructions.
     pub trust: String,
     /// The source, e.g. `policy/refund`, or `tool://name@version` when the tool names none.
-    pub source: String,
+    pub source: Cow<'static, str>,
     /// The source's revision, when the tool reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
@@ -61,7 +64,7 @@ pub struct Provenance {
 
 impl Provenance {
     /// Untrusted provenance for `source`.
-    pub fn untrusted(source: impl Into<String>, revision: Option<String>) -> Self {
+    pub fn untrusted(source: impl Into<Cow<'static, str>>, revision: Option<String>) -> Self {
         Provenance {
             trust: "untrusted".into(),
             source: source.into(),
@@ -71,13 +74,14 @@ impl Provenance {
 }
 
 /// The result of one proposal, as the model will see it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Observation {
     /// `true` when the handler ran and its output met the output contract.
     pub ok: bool,
-    /// The validated output (success only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    /// The validated output (success only), as the JSON text it was serialized to once and
+    /// validated as; [`data_value`](Self::data_value) parses it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Box<RawValue>>,
     /// The error (failure only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ToolError>,
@@ -87,9 +91,31 @@ pub struct Observation {
     pub provenance: Provenance,
 }
 
+impl PartialEq for Observation {
+    fn eq(&self, other: &Self) -> bool {
+        self.ok == other.ok
+            && self.data.as_ref().map(|d| d.get()) == other.data.as_ref().map(|d| d.get())
+            && self.error == other.error
+            && self.meta == other.meta
+            && self.provenance == other.provenance
+    }
+}
+
 impl Observation {
-    /// A success envelope.
+    /// A success envelope around `data`.
     pub fn success(data: Value, meta: Meta, provenance: Provenance) -> Self {
+        let raw = serde_json::value::to_raw_value(&data).ok();
+        Observation {
+            ok: true,
+            data: raw,
+            error: None,
+            meta,
+            provenance,
+        }
+    }
+
+    /// A success envelope around already-serialized (and validated) JSON text.
+    pub fn success_raw(data: Box<RawValue>, meta: Meta, provenance: Provenance) -> Self {
         Observation {
             ok: true,
             data: Some(data),
@@ -97,6 +123,13 @@ impl Observation {
             meta,
             provenance,
         }
+    }
+
+    /// The data as a `serde_json::Value` (parsed on each call).
+    pub fn data_value(&self) -> Option<Value> {
+        self.data
+            .as_ref()
+            .and_then(|d| serde_json::from_str(d.get()).ok())
     }
 
     /// An error envelope.
@@ -259,6 +292,6 @@ mod tests {
         // The body is still the same JSON.
         let body = block.lines().nth(1).unwrap();
         let back: Observation = serde_json::from_str(body).unwrap();
-        assert_eq!(back.data.unwrap()["t"], "a & b <script>");
+        assert_eq!(back.data_value().unwrap()["t"], "a & b <script>");
     }
 }

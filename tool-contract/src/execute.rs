@@ -2,6 +2,7 @@
 //! backoff with jitter, `retry_after_ms` honoured, within the attempt budget and the deadline),
 //! panic isolation, and the output contract before anything reaches the model.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
 use crate::extract::IdempotencyKey;
+use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
 use crate::registry::{micros, millis, Decoded, Entry, Inner};
@@ -31,7 +33,7 @@ pub struct PreparedCall {
     pub(crate) reservation: Option<Reservation>,
     pub(crate) started: Instant,
     pub(crate) prepare_us: u64,
-    pub(crate) gates: Vec<&'static str>,
+    pub(crate) gates: &'static [&'static str],
     pub(crate) record: Option<ProposalRecord>,
     pub(crate) received_at_ms: u64,
 }
@@ -129,7 +131,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut attempt = 0u32;
     let mut stage = "execute";
 
-    let result: Result<Value, ToolError> = loop {
+    let result: Result<Box<serde_json::value::RawValue>, ToolError> = loop {
         attempt += 1;
         if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
             match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
@@ -211,41 +213,52 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         tokio::time::sleep(delay).await;
     };
 
-    // The output contract: validated as the one value that becomes the envelope's data.
-    let result = match result {
-        Ok(value) if entry.output.is_valid(&value) => Ok(value),
-        Ok(value) => {
-            stage = "output";
-            for e in entry.output.iter_errors(&value).take(16) {
-                diagnostics.push(format!(
-                    "output violates `{}` at `{}`",
-                    e.kind().keyword(),
-                    e.instance_path().as_str()
-                ));
+    // The output contract: the one serialization that becomes the envelope's data is the one
+    // validated, through a tree that borrows it.
+    let (result, provenance) = match result {
+        Ok(raw) => {
+            let verdict = match Lite::parse(raw.get()) {
+                Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(&entry, Some(&tree))),
+                Ok(tree) => {
+                    for e in entry.output.iter_errors(&tree).take(16) {
+                        diagnostics.push(format!(
+                            "output violates `{}` at `{}`",
+                            e.kind().keyword(),
+                            e.instance_path().as_str()
+                        ));
+                    }
+                    Err(())
+                }
+                Err(_) => Err(()),
+            };
+            match verdict {
+                Ok(p) => (Ok(raw), p),
+                Err(()) => {
+                    stage = "output";
+                    let err = ToolError::internal(
+                        "OUTPUT_CONTRACT_VIOLATION",
+                        "the tool's output broke its contract and was withheld",
+                    );
+                    (Err(err), provenance_of(&entry, None))
+                }
             }
-            Err(ToolError::internal(
-                "OUTPUT_CONTRACT_VIOLATION",
-                "the tool's output broke its contract and was withheld",
-            ))
         }
-        Err(e) => Err(e),
+        Err(e) => (Err(e), provenance_of(&entry, None)),
     };
-
-    let provenance = provenance_of(&entry, result.as_ref().ok());
     let meta = Meta {
-        tool: c.name.clone(),
-        tool_version: Some(c.version.clone()),
-        call_id: call.call_id.clone(),
+        tool: Cow::Borrowed(c.name.as_str()),
+        tool_version: Some(Cow::Borrowed(c.version.as_str())),
+        call_id: std::mem::take(&mut call.call_id),
         latency_ms: millis(call.started.elapsed()),
         attempts: attempt,
-        fingerprint: Some(c.fingerprint.contract_sha256.clone()),
+        fingerprint: Some(Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
         idempotency: None,
     };
     span.record("tool.attempts", attempt);
     let observation = match result {
         Ok(data) => {
             span.record("tool.outcome", "ok");
-            Observation::success(data, meta, provenance)
+            Observation::success_raw(data, meta, provenance)
         }
         Err(err) => {
             span.record("tool.outcome", "error");
@@ -255,7 +268,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     };
     if let Some(sink) = &inner.sink {
         let receipt = Receipt {
-            call_id: call.call_id.clone(),
+            call_id: observation.meta.call_id.clone(),
             received_at_ms: call.received_at_ms,
             proposal: call.record.take().unwrap_or(ProposalRecord {
                 name: c.name.clone(),
@@ -291,17 +304,19 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
 }
 
 /// Source and revision from the data when the contract points at them, else the tool itself.
-fn provenance_of(entry: &Entry, data: Option<&Value>) -> Provenance {
+fn provenance_of(entry: &Entry, data: Option<&Lite<'_>>) -> Provenance {
     let spec = entry.contract.provenance.as_ref();
     let pick = |ptr: Option<&String>| -> Option<String> {
-        let v = data?.pointer(ptr?)?;
-        match v {
-            Value::String(s) => Some(s.chars().take(256).collect()),
-            Value::Number(n) => Some(n.to_string()),
+        match data?.pointer(ptr?)? {
+            Lite::Str(s) => Some(s.chars().take(256).collect()),
+            Lite::Number(n) => Some(n.to_string()),
             _ => None,
         }
     };
-    let source = pick(spec.map(|s| &s.source)).unwrap_or_else(|| entry.default_source.clone());
+    let source = match pick(spec.map(|s| &s.source)) {
+        Some(s) => Cow::Owned(s),
+        None => Cow::Borrowed(entry.default_source),
+    };
     let revision = pick(spec.and_then(|s| s.revision.as_ref()));
     Provenance::untrusted(source, revision)
 }

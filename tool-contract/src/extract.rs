@@ -17,6 +17,7 @@
 //! assert_eq!(err.category(), ErrorCategory::Unauthorized);
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -217,9 +218,9 @@ impl FromToolContext for IdempotencyKey {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallMeta {
     /// The tool's stable name.
-    pub tool: String,
+    pub tool: Cow<'static, str>,
     /// The tool's version.
-    pub tool_version: String,
+    pub tool_version: Cow<'static, str>,
     /// The call id, as echoed in the observation's `meta.call_id`.
     pub call_id: String,
     /// The 1-based attempt number.

@@ -62,6 +62,7 @@ pub mod error;
 pub mod execute;
 pub mod extract;
 pub mod idempotency;
+mod lite;
 pub mod policy;
 pub mod proposal;
 pub mod receipt;

@@ -124,8 +124,17 @@ impl Proposal {
     /// assert_eq!(dup.unwrap_err().code(), "DUPLICATE_KEY");
     /// ```
     pub fn parse(raw: &str, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
-        let value = parse_json(raw, limits)?;
-        Self::from_parsed(value, limits)
+        check_size(raw, limits)?;
+        let count = Cell::new(0usize);
+        let mut de = serde_json::Deserializer::from_str(raw);
+        let parts = Top {
+            limits,
+            count: &count,
+        }
+        .deserialize(&mut de)
+        .and_then(|p| de.end().map(|()| p))
+        .map_err(|err| classify(&err.to_string(), limits))?;
+        Self::from_parts(parts, limits)
     }
 
     /// Builds a proposal from a JSON value of one of the shapes [`Proposal::parse`] accepts,
@@ -141,15 +150,35 @@ impl Proposal {
                 "a proposal is a JSON object with `name` and `arguments`",
             ));
         };
-        let mut call_id = take_str(&mut top, "id")?.or(take_str(&mut top, "call_id")?);
-        let (name, arguments) = if let Some(Value::Object(mut function)) = top.remove("function") {
+        let parts = Parts {
+            id: top.remove("id"),
+            call_id: top.remove("call_id"),
+            name: top.remove("name"),
+            arguments: top.remove("arguments"),
+            input: top.remove("input"),
+            function: top.remove("function"),
+        };
+        Self::from_parts(parts, limits)
+    }
+
+    fn from_parts(parts: Parts, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
+        let str_of = |v: Option<Value>, what: &'static str| match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(shape(what)),
+        };
+        let mut call_id = str_of(parts.id, "the call id must be a string")?
+            .or(str_of(parts.call_id, "the call id must be a string")?);
+        let (name, arguments) = if let Some(Value::Object(mut function)) = parts.function {
             (
-                take_str(&mut function, "name")?,
+                str_of(function.remove("name"), "the tool `name` must be a string")?,
                 function.remove("arguments"),
             )
         } else {
-            let args = top.remove("arguments").or_else(|| top.remove("input"));
-            (take_str(&mut top, "name")?, args)
+            (
+                str_of(parts.name, "the tool `name` must be a string")?,
+                parts.arguments.or(parts.input),
+            )
         };
         let Some(name) = name else {
             return Err(shape("the proposal has no tool `name`"));
@@ -176,14 +205,94 @@ impl Proposal {
     }
 }
 
-fn take_str(map: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ToolError> {
-    match map.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(shape(match key {
-            "name" => "the tool `name` must be a string",
-            _ => "the call id must be a string",
-        })),
+/// The top-level members a proposal may carry, read without building a map for them.
+#[derive(Default)]
+struct Parts {
+    id: Option<Value>,
+    call_id: Option<Value>,
+    name: Option<Value>,
+    arguments: Option<Value>,
+    input: Option<Value>,
+    function: Option<Value>,
+}
+
+const SHAPE: &str = "PROPOSAL_SHAPE:";
+
+/// The proposal's outer object: known members go straight to their slot, others are parsed
+/// (for limits and duplicates) and dropped.
+struct Top<'a> {
+    limits: &'a ProposalLimits,
+    count: &'a Cell<usize>,
+}
+
+impl<'de> DeserializeSeed<'de> for Top<'_> {
+    type Value = Parts;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parts, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = Parts;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a proposal object")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Parts, E> {
+        Err(E::custom(SHAPE))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Parts, A::Error> {
+        Err(de::Error::custom(SHAPE))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
+        let value = Checked {
+            limits: self.limits,
+            depth: 0,
+            count: self.count,
+        };
+        value.tick::<A::Error>()?;
+        let inner = value.nested::<A::Error>()?;
+        let mut parts = Parts::default();
+        let mut others: Vec<String> = Vec::new();
+        while let Some(crate::lite::Text(key)) = map.next_key()? {
+            let v = map.next_value_seed(inner_copy(&inner))?;
+            let slot = match key.as_ref() {
+                "id" => &mut parts.id,
+                "call_id" => &mut parts.call_id,
+                "name" => &mut parts.name,
+                "arguments" => &mut parts.arguments,
+                "input" => &mut parts.input,
+                "function" => &mut parts.function,
+                other => {
+                    if others.iter().any(|o| o == other) {
+                        let shown: String = other.chars().take(64).collect();
+                        return Err(de::Error::custom(format!("{DUP} `{shown}`")));
+                    }
+                    others.push(other.to_owned());
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(de::Error::custom(format!("{DUP} `{key}`")));
+            }
+            *slot = Some(v);
+        }
+        Ok(parts)
     }
 }
 
@@ -193,14 +302,7 @@ fn shape(message: &'static str) -> ToolError {
 
 /// Parses JSON text under `limits` and the number policy, rejecting duplicate keys.
 pub fn parse_json(raw: &str, limits: &ProposalLimits) -> Result<Value, ToolError> {
-    if raw.len() > limits.max_bytes {
-        return Err(ToolError::invalid_input(
-            "PROPOSAL_TOO_LARGE",
-            "the proposal is larger than the accepted size",
-        )
-        .with_detail("max_bytes", limits.max_bytes)
-        .with_detail("bytes", raw.len()));
-    }
+    check_size(raw, limits)?;
     let count = Cell::new(0usize);
     let mut de = serde_json::Deserializer::from_str(raw);
     let seed = Checked {
@@ -210,6 +312,18 @@ pub fn parse_json(raw: &str, limits: &ProposalLimits) -> Result<Value, ToolError
     };
     let value = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
     value.map_err(|err| classify(&err.to_string(), limits))
+}
+
+fn check_size(raw: &str, limits: &ProposalLimits) -> Result<(), ToolError> {
+    if raw.len() > limits.max_bytes {
+        return Err(ToolError::invalid_input(
+            "PROPOSAL_TOO_LARGE",
+            "the proposal is larger than the accepted size",
+        )
+        .with_detail("max_bytes", limits.max_bytes)
+        .with_detail("bytes", raw.len()));
+    }
+    Ok(())
 }
 
 // Custom errors carry a code prefix so the serde_json error (which adds the position) maps
@@ -229,6 +343,11 @@ fn classify(msg: &str, limits: &ProposalLimits) -> ToolError {
         (
             "PROPOSAL_TOO_DEEP",
             format!("the arguments nest deeper than {} levels", limits.max_depth),
+        )
+    } else if msg.starts_with(SHAPE) {
+        (
+            "PROPOSAL_SHAPE",
+            "a proposal is a JSON object with `name` and `arguments`".to_owned(),
         )
     } else if msg.starts_with(MANY) {
         (
@@ -357,11 +476,15 @@ impl<'de> Visitor<'de> for Checked<'_> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let value = map.next_value_seed(inner_copy(&inner))?;
-            if out.contains_key(&key) {
-                let shown: String = key.chars().take(64).collect();
-                return Err(de::Error::custom(format!("{DUP} `{shown}`")));
+            match out.entry(key) {
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                serde_json::map::Entry::Occupied(slot) => {
+                    let shown: String = slot.key().chars().take(64).collect();
+                    return Err(de::Error::custom(format!("{DUP} `{shown}`")));
+                }
             }
-            out.insert(key, value);
         }
         Ok(Value::Object(out))
     }

@@ -3,6 +3,7 @@
 //! into a [`PreparedCall`] or a [`Rejection`].
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,11 +37,12 @@ pub(crate) trait Runner: DynTool {
     fn decode(&self, args: &Value) -> Result<Decoded, String>;
     fn semantic(&self, args: &Decoded, ctx: &ToolContext) -> Vec<ValidationIssue>;
     fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> bool;
+    /// Runs the handler and serializes its output once, to the text the envelope will carry.
     fn run<'a>(
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>>;
+    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>>;
 }
 
 impl<T: Tool> Runner for T {
@@ -72,7 +74,7 @@ impl<T: Tool> Runner for T {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>> {
         Box::pin(async move {
             let args = *args.0.downcast::<T::Args>().map_err(|_| {
                 ToolError::internal(
@@ -81,7 +83,7 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            serde_json::to_value(output).map_err(|_| {
+            serde_json::value::to_raw_value(&output).map_err(|_| {
                 ToolError::internal(
                     "OUTPUT_SERIALIZE_FAILED",
                     "the tool produced an output that cannot be serialized",
@@ -171,9 +173,9 @@ pub(crate) struct Entry {
     pub(crate) contract: &'static ToolContract,
     pub(crate) version: semver::Version,
     pub(crate) input: jsonschema::Validator,
-    pub(crate) output: jsonschema::Validator,
+    pub(crate) output: jsonschema::Validator<crate::lite::LiteJson>,
     pub(crate) plan: ArgsPlan,
-    pub(crate) default_source: String,
+    pub(crate) default_source: &'static str,
 }
 
 pub(crate) struct Inner {
@@ -198,7 +200,7 @@ pub(crate) struct Inner {
 /// let registry = Registry::builder().tool(PingService).build().unwrap();
 /// let obs = registry.handle(r#"{"name": "ping_service", "arguments": {}}"#, &ToolContext::default()).await;
 /// assert!(obs.ok);
-/// assert_eq!(obs.data.unwrap(), true);
+/// assert_eq!(obs.data_value().unwrap(), true);
 /// assert_eq!(obs.provenance.trust, "untrusted");
 /// # });
 /// ```
@@ -494,22 +496,13 @@ impl Registry {
         };
 
         let meta = CallMeta {
-            tool: contract.name.clone(),
-            tool_version: contract.version.clone(),
+            tool: Cow::Borrowed(contract.name.as_str()),
+            tool_version: Cow::Borrowed(contract.version.as_str()),
             call_id: call_id.to_owned(),
             attempt: 1,
         };
         let call_ctx = ctx.for_call(meta, key);
-        let gates = vec![
-            "lookup",
-            "schema",
-            "semantic",
-            "capabilities",
-            "state",
-            "deadline",
-            "idempotency",
-            "budget",
-        ];
+        let gates = GATES;
         let prepare_us = micros(started.elapsed());
         let subject = needs_approval.then(|| ApprovalSubject {
             tool: contract.name.clone(),
@@ -570,15 +563,17 @@ impl Registry {
     ) -> Rejection {
         let (tool, version, fingerprint, source) = match entry {
             Some(e) => (
-                e.contract.name.clone(),
-                Some(e.contract.version.clone()),
-                Some(e.contract.fingerprint.contract_sha256.clone()),
-                e.default_source.clone(),
+                Cow::Borrowed(e.contract.name.as_str()),
+                Some(Cow::Borrowed(e.contract.version.as_str())),
+                Some(Cow::Borrowed(
+                    e.contract.fingerprint.contract_sha256.as_str(),
+                )),
+                Cow::Borrowed(e.default_source),
             ),
             None => {
                 let name: String = proposed_name.chars().take(128).collect();
                 let source = format!("tool://{name}");
-                (name, None, None, source)
+                (Cow::Owned(name), None, None, Cow::Owned(source))
             }
         };
         let meta = Meta {
@@ -767,11 +762,21 @@ impl RegistryBuilder {
             if self.lint_bounds {
                 crate::schema::lint_bounds(contract, runner.fields())?;
             }
-            let input = compile(&contract.input_schema, &contract.name, "input")?;
-            let output = compile(&contract.output_schema, &contract.name, "output")?;
+            let input = compile(
+                jsonschema::options(),
+                &contract.input_schema,
+                &contract.name,
+                "input",
+            )?;
+            let output = compile(
+                jsonschema::options_for::<crate::lite::LiteJson>(),
+                &contract.output_schema,
+                &contract.name,
+                "output",
+            )?;
             let entry = Entry {
                 plan: ArgsPlan::from_schema(&contract.input_schema),
-                default_source: format!("tool://{}@{}", contract.name, contract.version),
+                default_source: intern_source(&contract.name, &contract.version),
                 runner,
                 contract,
                 version,
@@ -793,14 +798,45 @@ impl RegistryBuilder {
     }
 }
 
+/// The gates every prepared call has passed, in order.
+const GATES: &[&str] = &[
+    "lookup",
+    "schema",
+    "semantic",
+    "capabilities",
+    "state",
+    "deadline",
+    "idempotency",
+    "budget",
+];
+
+/// `tool://name@version`, made once per tool for the life of the process, so every envelope
+/// can borrow it. The set is bounded by the tools the program defines.
+fn intern_source(name: &str, version: &str) -> &'static str {
+    use std::sync::{Mutex, OnceLock};
+    static SOURCES: OnceLock<Mutex<HashMap<String, &'static str>>> = OnceLock::new();
+    let key = format!("tool://{name}@{version}");
+    let mut map = SOURCES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = map.get(&key) {
+        return s;
+    }
+    let leaked: &'static str = Box::leak(key.clone().into_boxed_str());
+    map.insert(key, leaked);
+    leaked
+}
+
 /// Compiles a schema once: Draft 2020-12, formats asserted, linear-time regexes only, and (with
 /// the crate's `default-features = false` on jsonschema) no remote or file `$ref` resolution.
-fn compile(
+fn compile<F: jsonschema::json::Json>(
+    options: jsonschema::ValidationOptions<'_, std::sync::Arc<dyn jsonschema::Retrieve>, F>,
     schema: &Value,
     tool: &str,
     side: &'static str,
-) -> Result<jsonschema::Validator, RegistryError> {
-    jsonschema::options()
+) -> Result<jsonschema::Validator<F>, RegistryError> {
+    options
         .with_draft(jsonschema::Draft::Draft202012)
         .should_validate_formats(true)
         .with_pattern_options(jsonschema::PatternOptions::regex())
@@ -839,18 +875,18 @@ impl ApprovalRequest {
         )
         .with_detail("digest", self.digest().to_owned());
         let meta = Meta {
-            tool: c.name.clone(),
-            tool_version: Some(c.version.clone()),
+            tool: Cow::Borrowed(c.name.as_str()),
+            tool_version: Some(Cow::Borrowed(c.version.as_str())),
             call_id: self.call.call_id.clone(),
             latency_ms: millis(self.call.started.elapsed()),
             attempts: 0,
-            fingerprint: Some(c.fingerprint.contract_sha256.clone()),
+            fingerprint: Some(Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
             idempotency: None,
         };
         Observation::failure(
             err,
             meta,
-            Provenance::untrusted(self.call.entry.default_source.clone(), None),
+            Provenance::untrusted(self.call.entry.default_source, None),
         )
     }
 }

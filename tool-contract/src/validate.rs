@@ -262,6 +262,51 @@ impl ArgsPlan {
     }
 
     fn apply_map(&self, map: &mut Map<String, Value>) {
+        // Small plans (the common case) match members by a linear scan: no hashing per call.
+        if self.props.len() > 16 {
+            return self.apply_map_hashed(map);
+        }
+        let mut present = 0u32;
+        let mut dropped = 0u32;
+        for (key, value) in map.iter_mut() {
+            let Some(i) = self.props.iter().position(|p| p.name == *key) else {
+                continue;
+            };
+            present |= 1 << i;
+            let p = &self.props[i];
+            match value {
+                Value::Null if p.drop_null => dropped |= 1 << i,
+                Value::Object(inner) => {
+                    if let Some(n) = &p.nested {
+                        n.apply_map(inner);
+                    }
+                }
+                Value::Array(items) => {
+                    if let Some(n) = &p.items {
+                        for item in items {
+                            if let Value::Object(inner) = item {
+                                n.apply_map(inner);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, p) in self.props.iter().enumerate() {
+            let bit = 1 << i;
+            if dropped & bit != 0 {
+                map.remove(&p.name);
+            }
+            if let Some(d) = &p.default {
+                if present & bit == 0 || dropped & bit != 0 {
+                    map.insert(p.name.clone(), d.clone());
+                }
+            }
+        }
+    }
+
+    fn apply_map_hashed(&self, map: &mut Map<String, Value>) {
         for p in &self.props {
             match map.get_mut(&p.name) {
                 Some(Value::Null) if p.drop_null => {

@@ -24,7 +24,7 @@ async fn a_transient_failure_is_retried_and_then_succeeds() {
     assert!(obs.ok, "{obs:?}");
     assert_eq!(obs.meta.attempts, 2);
     assert_eq!(
-        obs.data.unwrap()["attempt"],
+        obs.data_value().unwrap()["attempt"],
         2,
         "the handler saw the attempt number"
     );

@@ -217,7 +217,7 @@ async fn auth_failure_and_no_results_are_different_observations() {
         )
         .await;
     assert!(none.ok, "no results is a successful, empty observation");
-    assert_eq!(none.data.unwrap()["items"], json!([]));
+    assert_eq!(none.data_value().unwrap()["items"], json!([]));
     let anon = ToolContext::builder()
         .state(DocumentStore::seeded())
         .build();
@@ -415,13 +415,13 @@ async fn versions_are_pinned_or_the_newest_runs() {
         .unwrap();
     let raw = r#"{"name":"lookup_order","arguments":{"order_id":"o-1"}}"#;
     let newest = reg.handle(raw, &ToolContext::default()).await;
-    assert_eq!(newest.data.unwrap(), json!("v2:o-1"));
+    assert_eq!(newest.data_value().unwrap(), json!("v2:o-1"));
     assert_eq!(newest.meta.tool_version.as_deref(), Some("2.0.0"));
     let pinned = ToolContext::builder()
         .pin_version("lookup_order", "1.0.0")
         .build();
     let old = reg.handle(raw, &pinned).await;
-    assert_eq!(old.data.unwrap(), json!("v1:o-1"));
+    assert_eq!(old.data_value().unwrap(), json!("v1:o-1"));
 }
 
 #[tokio::test]
@@ -433,7 +433,7 @@ async fn idempotency_keys_reach_the_handler_and_are_validated() {
             &ctx(),
         )
         .await;
-    assert_eq!(ok.data.unwrap(), json!("req-42:req-42"));
+    assert_eq!(ok.data_value().unwrap(), json!("req-42:req-42"));
     let bad = reg
         .handle(
             r#"{"name":"archive_note","arguments":{"request_id":"has space"}}"#,
