@@ -142,6 +142,39 @@ fn throughput(c: &mut Criterion) {
             })
         });
     }
+    // The same split for the floor alone: how far this machine's two cores scale at all.
+    for tasks in [1usize, 64] {
+        g.bench_function(format!("floor_{tasks}_tasks_x{BATCH}"), |b| {
+            b.to_async(&rt).iter(|| {
+                let store = store.clone();
+                async move {
+                    let per_task = BATCH / tasks;
+                    let handles: Vec<_> = (0..tasks)
+                        .map(|_| {
+                            let store = store.clone();
+                            tokio::spawn(async move {
+                                for _ in 0..per_task {
+                                    let args: SearchDocumentsArgs =
+                                        serde_json::from_str(black_box(ARGS)).unwrap();
+                                    let out = search_documents(
+                                        args,
+                                        Tenant::new("acme"),
+                                        State(store.clone()),
+                                    )
+                                    .await
+                                    .unwrap();
+                                    black_box(serde_json::to_string(&out).unwrap());
+                                }
+                            })
+                        })
+                        .collect();
+                    for h in handles {
+                        h.await.unwrap();
+                    }
+                }
+            })
+        });
+    }
     g.finish();
 }
 
@@ -194,6 +227,11 @@ fn report() {
             per(many),
             one / many
         );
+    }
+    let floor_one = mean_ns("throughput", &format!("floor_1_tasks_x{BATCH}"));
+    let floor_many = mean_ns("throughput", &format!("floor_64_tasks_x{BATCH}"));
+    if let (Some(one), Some(many)) = (floor_one, floor_many) {
+        println!("| control: the floor alone, 64 tasks vs 1 | | {:.2}× 1 task | the machine's own scaling |", one / many);
     }
 }
 

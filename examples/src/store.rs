@@ -26,9 +26,15 @@ pub struct Document {
 /// lookup, and a score scale (a "backend upgrade" that reports percentages instead of 0..1).
 #[derive(Clone, Debug, Default)]
 pub struct DocumentStore {
-    inner: Arc<RwLock<BTreeMap<(String, String), Document>>>,
-    latency_ms: Arc<AtomicU64>,
-    score_percent: Arc<AtomicU64>,
+    // One `Arc` for everything, so handing the store to a handler is one reference-count bump.
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    docs: RwLock<BTreeMap<(String, String), Document>>,
+    latency_ms: AtomicU64,
+    score_percent: AtomicU64,
 }
 
 impl DocumentStore {
@@ -39,26 +45,26 @@ impl DocumentStore {
 
     /// Adds or replaces a document for `tenant`.
     pub fn insert(&self, tenant: &str, doc: Document) {
-        let mut map = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.inner.docs.write().unwrap_or_else(|e| e.into_inner());
         map.insert((tenant.to_owned(), doc.source_id.clone()), doc);
     }
 
     /// The document `source_id` of `tenant`, if any. Other tenants' documents are invisible.
     pub fn get(&self, tenant: &str, source_id: &str) -> Option<Document> {
-        let map = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        let map = self.inner.docs.read().unwrap_or_else(|e| e.into_inner());
         map.get(&(tenant.to_owned(), source_id.to_owned())).cloned()
     }
 
     /// Removes a document; whether it existed.
     pub fn remove(&self, tenant: &str, source_id: &str) -> bool {
-        let mut map = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let mut map = self.inner.docs.write().unwrap_or_else(|e| e.into_inner());
         map.remove(&(tenant.to_owned(), source_id.to_owned()))
             .is_some()
     }
 
     /// Every document of `tenant`.
     pub fn of_tenant(&self, tenant: &str) -> Vec<Document> {
-        let map = self.inner.read().unwrap_or_else(|e| e.into_inner());
+        let map = self.inner.docs.read().unwrap_or_else(|e| e.into_inner());
         map.iter()
             .filter(|((t, _), _)| t == tenant)
             .map(|(_, d)| d.clone())
@@ -67,7 +73,7 @@ impl DocumentStore {
 
     /// Makes every lookup take `latency` (a slow backend).
     pub fn set_latency(&self, latency: Duration) {
-        self.latency_ms.store(
+        self.inner.latency_ms.store(
             u64::try_from(latency.as_millis()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
@@ -75,12 +81,14 @@ impl DocumentStore {
 
     /// Makes search report scores in percent (0..=100), breaking the output contract.
     pub fn set_scores_in_percent(&self, on: bool) {
-        self.score_percent.store(u64::from(on), Ordering::Relaxed);
+        self.inner
+            .score_percent
+            .store(u64::from(on), Ordering::Relaxed);
     }
 
     /// 1.0, or 100.0 after [`set_scores_in_percent`](Self::set_scores_in_percent).
     pub fn score_scale(&self) -> f64 {
-        if self.score_percent.load(Ordering::Relaxed) == 1 {
+        if self.inner.score_percent.load(Ordering::Relaxed) == 1 {
             100.0
         } else {
             1.0
@@ -89,7 +97,7 @@ impl DocumentStore {
 
     /// Waits for the configured latency, if any.
     pub async fn simulate_latency(&self) {
-        let ms = self.latency_ms.load(Ordering::Relaxed);
+        let ms = self.inner.latency_ms.load(Ordering::Relaxed);
         if ms > 0 {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }

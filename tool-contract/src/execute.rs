@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -157,8 +158,18 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
-                let fut = AssertUnwindSafe(entry.runner.run(args, &call.ctx)).catch_unwind();
-                match tokio::time::timeout(per_attempt, fut).await {
+                let mut fut = std::pin::pin!(
+                    AssertUnwindSafe(entry.runner.run(args, &call.ctx)).catch_unwind()
+                );
+                // A handler that finishes on its first poll never needs the timer; arming one
+                // costs a shared-driver round trip per call.
+                let first =
+                    std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+                let timed = match first {
+                    std::task::Poll::Ready(done) => Ok(done),
+                    std::task::Poll::Pending => tokio::time::timeout(per_attempt, fut).await,
+                };
+                match timed {
                     Ok(Ok(result)) => result,
                     // The panic payload may hold anything the handler had; it never leaks.
                     Ok(Err(_panic)) => {
