@@ -7,6 +7,9 @@
 //! | `create_draft_ticket` | reversible_write | conditional | 1 | required (field) |
 //! | `send_email` | irreversible_write | yes | 1 (no auto retry) | required (derived) |
 //! | `delete_document` | irreversible_write | yes | 1 (forbidden) | required (derived) |
+//!
+//! Plus `get_policy_revision` (pure_read), the seed's third stable name, used by the demo to
+//! show a slow backend being cut off at its timeout.
 
 pub mod documents;
 pub mod store;

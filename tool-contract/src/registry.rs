@@ -386,15 +386,7 @@ impl Registry {
                 .iter_errors(&args)
                 .map(|e| validate::issue_from_error(&e))
                 .collect();
-            let feedback = RepairFeedback::new(&contract.name, issues.clone());
-            return Err(self.reject(
-                validate::invalid_input_error(&issues),
-                Some(&entry),
-                "",
-                draft,
-                "validate",
-                Some(feedback),
-            ));
+            return Err(self.reject_repairable(issues, &entry, draft));
         }
         let decoded = match entry.runner.decode(&args) {
             Ok(d) => d,
@@ -405,15 +397,7 @@ impl Registry {
                     expected: Value::String("arguments matching the input schema".into()),
                     actual: Value::String(msg.chars().take(200).collect()),
                 }];
-                let feedback = RepairFeedback::new(&contract.name, issues.clone());
-                return Err(self.reject(
-                    validate::invalid_input_error(&issues),
-                    Some(&entry),
-                    "",
-                    draft,
-                    "validate",
-                    Some(feedback),
-                ));
+                return Err(self.reject_repairable(issues, &entry, draft));
             }
         };
         let semantic = entry.runner.semantic(&decoded, ctx);
@@ -423,15 +407,7 @@ impl Registry {
                 .map(|i| validate::issue_from_semantic(i, &args))
                 .collect();
             let rejection = if semantic.iter().all(|i| i.repairable) {
-                let feedback = RepairFeedback::new(&contract.name, issues.clone());
-                self.reject(
-                    validate::invalid_input_error(&issues),
-                    Some(&entry),
-                    "",
-                    draft,
-                    "validate",
-                    Some(feedback),
-                )
+                self.reject_repairable(issues, &entry, draft)
             } else {
                 // A rule no regeneration can satisfy is a policy decision, not a repair prompt.
                 let err = ToolError::policy_denied(
@@ -550,6 +526,18 @@ impl Registry {
             Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
             Err(rejection) => rejection.into_observation(),
         }
+    }
+
+    /// An `INVALID_INPUT` rejection at the validate stage, with the seed's repair feedback.
+    fn reject_repairable(
+        &self,
+        issues: Vec<RepairIssue>,
+        entry: &Arc<Entry>,
+        draft: Draft<'_>,
+    ) -> Rejection {
+        let err = validate::invalid_input_error(&issues);
+        let feedback = RepairFeedback::new(&entry.contract.name, issues);
+        self.reject(err, Some(entry), "", draft, "validate", Some(feedback))
     }
 
     fn reject(
