@@ -94,5 +94,7 @@ pub use approval::ApprovalRequest;
 pub use envelope::Observation;
 pub use execute::PreparedCall;
 pub use proposal::{Proposal, ProposalLimits};
-pub use registry::{Prepared, Registry, RegistryBuilder, RegistryError, Rejection};
+pub use registry::{
+    AuthorizedCall, Prepared, Registry, RegistryBuilder, RegistryError, Rejection, ValidatedCall,
+};
 pub use validate::{RepairFeedback, RepairLoop, RepairStep};

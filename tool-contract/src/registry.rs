@@ -313,7 +313,7 @@ impl Registry {
             call_id: None,
         };
         let draft = Draft {
-            call_id: &call_id,
+            call_id,
             started: Instant::now(),
             record: Some(record),
             received_at_ms: now_ms(),
@@ -336,18 +336,29 @@ impl Registry {
     /// [`ApprovalRequest`], or a [`Rejection`] holding the error observation and, when the
     /// model can fix its arguments, the seed's repair feedback.
     pub fn prepare(&self, proposal: Proposal, ctx: &ToolContext) -> Result<Prepared, Rejection> {
+        let validated = self.validate(proposal, ctx)?;
+        let authorized = self.authorize(validated, ctx)?;
+        self.finish(authorized, ctx)
+    }
+
+    /// Stage 1 of [`prepare`](Self::prepare): lookup (pinned version or the newest),
+    /// null-dropping and defaults, the input schema (every error), decoding and the semantic
+    /// rules. The result has passed every check that looks only at the arguments.
+    pub fn validate(
+        &self,
+        proposal: Proposal,
+        ctx: &ToolContext,
+    ) -> Result<ValidatedCall, Rejection> {
         let started = Instant::now();
-        let call_id = proposal
-            .call_id
-            .clone()
-            .unwrap_or_else(|| self.next_call_id());
         let record = self.inner.sink.as_ref().map(|_| ProposalRecord {
             name: proposal.name.clone(),
             arguments: proposal.arguments.clone(),
             call_id: proposal.call_id.clone(),
         });
-        let call_id_owned = call_id;
-        let call_id = call_id_owned.as_str();
+        let call_id = proposal
+            .call_id
+            .clone()
+            .unwrap_or_else(|| self.next_call_id());
         let draft = Draft {
             call_id,
             started,
@@ -376,7 +387,6 @@ impl Registry {
                 return Err(self.reject(err, None, &proposal.name, draft, "lookup", feedback));
             }
         };
-        let contract = entry.contract;
         let mut args = proposal.arguments;
         entry.plan.apply(&mut args);
 
@@ -422,7 +432,28 @@ impl Registry {
             };
             return Err(rejection);
         }
+        Ok(ValidatedCall {
+            entry,
+            args,
+            decoded,
+            draft,
+        })
+    }
 
+    /// Stage 2 of [`prepare`](Self::prepare): capabilities, the state gate, the deadline and
+    /// the idempotency key, all from the trusted context.
+    pub fn authorize(
+        &self,
+        call: ValidatedCall,
+        ctx: &ToolContext,
+    ) -> Result<AuthorizedCall, Rejection> {
+        let ValidatedCall {
+            entry,
+            args,
+            decoded,
+            draft,
+        } = call;
+        let contract = entry.contract;
         let now = tokio::time::Instant::now();
         let authorized = policy::check_capabilities(contract, ctx)
             .and_then(|()| {
@@ -439,16 +470,15 @@ impl Registry {
             Ok(k) => k,
             Err(err) => {
                 let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {
+                    let field = err
+                        .safe_details()
+                        .get("field")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
                     RepairFeedback::new(
                         &contract.name,
                         vec![RepairIssue {
-                            path: format!(
-                                "/{}",
-                                err.safe_details()
-                                    .get("field")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("")
-                            ),
+                            path: format!("/{field}"),
                             keyword: err.code().to_owned(),
                             expected: Value::String(err.message().to_owned()),
                             actual: Value::Null,
@@ -458,6 +488,31 @@ impl Registry {
                 return Err(self.reject(err, Some(&entry), "", draft, "authorize", feedback));
             }
         };
+        Ok(AuthorizedCall {
+            validated: ValidatedCall {
+                entry,
+                args,
+                decoded,
+                draft,
+            },
+            key,
+        })
+    }
+
+    /// Stage 3 of [`prepare`](Self::prepare): the approval decision and, for a call that can
+    /// run now, the budget reservation.
+    pub fn finish(&self, call: AuthorizedCall, ctx: &ToolContext) -> Result<Prepared, Rejection> {
+        let AuthorizedCall {
+            validated:
+                ValidatedCall {
+                    entry,
+                    args,
+                    decoded,
+                    draft,
+                },
+            key,
+        } = call;
+        let contract = entry.contract;
         let needs_approval = entry.runner.needs_approval(&decoded, ctx);
         // A call waiting for a human holds no budget; it reserves when it is released.
         let reservation = if needs_approval {
@@ -470,16 +525,19 @@ impl Registry {
                 }
             }
         };
-
+        let Draft {
+            call_id,
+            started,
+            record,
+            received_at_ms,
+        } = draft;
         let meta = CallMeta {
             tool: Cow::Borrowed(contract.name.as_str()),
             tool_version: Cow::Borrowed(contract.version.as_str()),
-            call_id: call_id.to_owned(),
+            call_id: call_id.clone(),
             attempt: 1,
         };
         let call_ctx = ctx.for_call(meta, key);
-        let gates = GATES;
-        let prepare_us = micros(started.elapsed());
         let subject = needs_approval.then(|| ApprovalSubject {
             tool: contract.name.clone(),
             tool_version: contract.version.clone(),
@@ -487,20 +545,18 @@ impl Registry {
             arguments: args.clone(),
             principal: ctx.principal().map(|p| p.as_str().to_owned()),
             tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
-            call_id: call_id.to_owned(),
+            call_id: call_id.clone(),
         });
-        let record = draft.record;
-        let received_at_ms = draft.received_at_ms;
         let call = PreparedCall {
             entry,
-            call_id: call_id_owned,
+            call_id,
             args,
             decoded: Some(decoded),
             ctx: call_ctx,
             reservation,
             started,
-            prepare_us,
-            gates,
+            prepare_us: micros(started.elapsed()),
+            gates: GATES,
             record,
             received_at_ms,
         };
@@ -533,7 +589,7 @@ impl Registry {
         &self,
         issues: Vec<RepairIssue>,
         entry: &Arc<Entry>,
-        draft: Draft<'_>,
+        draft: Draft,
     ) -> Rejection {
         let err = validate::invalid_input_error(&issues);
         let feedback = RepairFeedback::new(&entry.contract.name, issues);
@@ -545,7 +601,7 @@ impl Registry {
         err: ToolError,
         entry: Option<&Arc<Entry>>,
         proposed_name: &str,
-        draft: Draft<'_>,
+        draft: Draft,
         stage: &'static str,
         feedback: Option<RepairFeedback>,
     ) -> Rejection {
@@ -604,8 +660,9 @@ impl Registry {
     }
 }
 
-struct Draft<'a> {
-    call_id: &'a str,
+/// What every stage carries for the rejection envelope and the receipt.
+struct Draft {
+    call_id: String,
     started: Instant,
     record: Option<ProposalRecord>,
     received_at_ms: u64,
@@ -623,6 +680,71 @@ pub(crate) fn millis(d: std::time::Duration) -> u64 {
 
 pub(crate) fn micros(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// A call whose arguments passed every check that looks only at them (stage 1).
+///
+/// Made only by [`Registry::validate`]; [`Registry::authorize`] takes it further.
+pub struct ValidatedCall {
+    entry: Arc<Entry>,
+    args: Value,
+    decoded: Decoded,
+    draft: Draft,
+}
+
+impl ValidatedCall {
+    /// The tool's name.
+    pub fn tool(&self) -> &str {
+        &self.entry.contract.name
+    }
+    /// The version that will run.
+    pub fn tool_version(&self) -> &str {
+        &self.entry.contract.version
+    }
+    /// The validated arguments, nulls dropped and defaults applied.
+    pub fn arguments(&self) -> &Value {
+        &self.args
+    }
+    /// The call id.
+    pub fn call_id(&self) -> &str {
+        &self.draft.call_id
+    }
+}
+
+impl fmt::Debug for ValidatedCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidatedCall")
+            .field("tool", &self.tool())
+            .field("arguments", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A validated call the trusted context authorized (stage 2).
+///
+/// Made only by [`Registry::authorize`]; [`Registry::finish`] turns it into a [`Prepared`].
+pub struct AuthorizedCall {
+    validated: ValidatedCall,
+    key: Option<crate::extract::IdempotencyKey>,
+}
+
+impl AuthorizedCall {
+    /// The validated call.
+    pub fn validated(&self) -> &ValidatedCall {
+        &self.validated
+    }
+    /// The resolved idempotency key, if any.
+    pub fn idempotency_key(&self) -> Option<&crate::extract::IdempotencyKey> {
+        self.key.as_ref()
+    }
+}
+
+impl fmt::Debug for AuthorizedCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthorizedCall")
+            .field("validated", &self.validated)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A proposal that passed every check.
