@@ -131,13 +131,41 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut reservation = call.reservation.take();
     let mut attempt = 0u32;
     let mut stage = "execute";
+    let mut last_err: Option<ToolError> = None;
 
     let result: Result<Box<serde_json::value::RawValue>, ToolError> = loop {
         attempt += 1;
+        // A call prepared in time may be executed late: nothing starts after the deadline.
+        if call
+            .ctx
+            .deadline()
+            .is_some_and(|d| d <= tokio::time::Instant::now())
+        {
+            attempt -= 1;
+            break Err(last_err.take().unwrap_or_else(|| {
+                ToolError::policy_denied(
+                    "DEADLINE_EXCEEDED",
+                    "the turn's deadline passed before the tool could run",
+                )
+            }));
+        }
         if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
             match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
                 Ok(r) => reservation = r,
-                Err(err) => break Err(err),
+                Err(err) => {
+                    attempt -= 1;
+                    // On a retry, the handler's own error is the news; the budget is why it stops.
+                    break Err(match last_err.take() {
+                        Some(last) => {
+                            diagnostics.push(format!(
+                                "attempt {}: no retry, the budget is spent",
+                                attempt + 1
+                            ));
+                            last
+                        }
+                        None => err,
+                    });
+                }
             }
         }
         call.ctx.set_attempt(attempt);
@@ -147,14 +175,16 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         };
         let decoded = match call.decoded.take() {
             Some(d) => Ok(d),
-            None => entry.runner.decode(&call.args).map_err(|_| {
-                ToolError::internal(
-                    "ARGUMENTS_REDECODE_FAILED",
-                    "validated arguments could not be decoded again",
-                )
+            None => entry.runner.decode(&call.args).and_then(|d| {
+                d.map_err(|_| {
+                    ToolError::internal(
+                        "ARGUMENTS_REDECODE_FAILED",
+                        "validated arguments could not be decoded again",
+                    )
+                })
             }),
         };
-        let t0 = Instant::now();
+        let t0 = tokio::time::Instant::now();
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
@@ -210,17 +240,28 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         if !retryable || attempt >= c.retry.max_attempts {
             break Err(err);
         }
+        // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
+        // schedule, not a reason to hold this call open.
+        let wait_cap = c.retry.max_backoff_ms.max(60_000);
+        if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
+            diagnostics.push(format!(
+                "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
+            ));
+            break Err(err);
+        }
         let delay = backoff(&c.retry, attempt, err.retry_after_ms());
-        let fits = call
-            .ctx
-            .deadline()
-            .is_none_or(|d| tokio::time::Instant::now() + delay < d);
+        let fits = call.ctx.deadline().is_none_or(|d| {
+            tokio::time::Instant::now()
+                .checked_add(delay)
+                .is_some_and(|at| at < d)
+        });
         if !fits {
             diagnostics.push(format!(
                 "attempt {attempt}: no retry, the deadline is too close"
             ));
             break Err(err);
         }
+        last_err = Some(err);
         tokio::time::sleep(delay).await;
     };
 

@@ -39,7 +39,16 @@ impl<'a> Lite<'a> {
             let token = token.replace("~1", "/").replace("~0", "~");
             node = match node {
                 Lite::Object(members) => &members.iter().find(|(k, _)| *k == token)?.1,
-                Lite::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                // RFC 6901 indices are plain digits: no sign, no leading zero.
+                Lite::Array(items) => {
+                    let plain = !token.is_empty()
+                        && token.bytes().all(|b| b.is_ascii_digit())
+                        && (token == "0" || !token.starts_with('0'));
+                    if !plain {
+                        return None;
+                    }
+                    items.get(token.parse::<usize>().ok()?)?
+                }
                 _ => return None,
             };
         }
@@ -350,6 +359,9 @@ mod tests {
         };
         assert!(matches!(tree.pointer("/a/b~1c/1"), Some(Lite::Str(Cow::Owned(s))) if s == "y\n"));
         assert!(tree.pointer("/a/missing").is_none());
+        for bad in ["/a/b~1c/+1", "/a/b~1c/01", "/a/b~1c/"] {
+            assert!(tree.pointer(bad).is_none(), "{bad}");
+        }
         assert_eq!(tree.value(), serde_json::from_str::<Value>(text).unwrap());
     }
 }

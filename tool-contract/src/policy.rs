@@ -93,6 +93,7 @@ impl Budget {
         Some(Reservation {
             budget: Arc::clone(self),
             ms,
+            call: count_call,
         })
     }
 }
@@ -103,13 +104,16 @@ impl Budget {
 pub(crate) struct Reservation {
     budget: Arc<Budget>,
     ms: u64,
+    /// Whether this reservation took a call; an unsettled drop gives it back.
+    call: bool,
 }
 
 impl Reservation {
     pub(crate) fn settle(mut self, used: Duration) {
         let used = u64::try_from(used.as_millis()).unwrap_or(u64::MAX);
         self.ms = self.ms.saturating_sub(used);
-        // Drop refunds what is left.
+        // The attempt ran, so the call is spent; drop refunds the unused time.
+        self.call = false;
     }
 }
 
@@ -117,6 +121,9 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         if self.ms > 0 {
             self.budget.tool_ms.fetch_add(self.ms, Ordering::AcqRel);
+        }
+        if self.call {
+            self.budget.calls.fetch_add(1, Ordering::AcqRel);
         }
     }
 }

@@ -9,9 +9,11 @@
 //!   a validator and a handler could see different values);
 //! * **number policy**: a number with no fractional part is an integer, whether written `8` or
 //!   `8.0` (JSON Schema's own definition, so `8.0` is accepted for an integer field and reaches
-//!   the handler as `8`); an integral number outside the `i64`/`u64` range, such as `2^64` or
-//!   `1e20`, is rejected instead of being rounded into a float; `1e400` is rejected as out of
-//!   range. Other fractional numbers stay `f64`.
+//!   the handler as `8`). Integers written without a fraction or exponent are exact within
+//!   `i64`/`u64`; any other integral value beyond ±2^53 (where `f64` stops holding every
+//!   integer: `2^64`, `-9223372036854775809`, `1e20`, `9007199254740993.0`) is rejected instead
+//!   of being rounded, and so is `1e400`. Other fractional numbers stay `f64` (so `1e-400`
+//!   underflows to `0`, as in every IEEE-754 parser).
 //!
 //! Errors are `INVALID_INPUT` observations with a stable code (`PROPOSAL_TOO_LARGE`,
 //! `PROPOSAL_TOO_DEEP`, `PROPOSAL_TOO_MANY_VALUES`, `DUPLICATE_KEY`, `NUMBER_OUT_OF_RANGE`,
@@ -82,10 +84,10 @@ pub struct Proposal {
 }
 
 impl Proposal {
-    /// A proposal from already-structured parts (e.g. an SDK's typed tool call).
-    ///
-    /// `arguments` is checked for depth, size and the number policy, but duplicate keys can
-    /// no longer be seen in a `Value`: prefer [`Proposal::parse`] on the raw text.
+    /// A proposal from already-structured parts (e.g. an SDK's typed tool call), taken as is:
+    /// no limits or number policy are applied (use [`Proposal::from_value`] for those), and
+    /// duplicate keys can no longer be seen in a `Value`: prefer [`Proposal::parse`] on the raw
+    /// text.
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
         Proposal {
             name: name.into(),
@@ -169,6 +171,23 @@ impl Proposal {
         };
         let mut call_id = str_of(parts.id, "the call id must be a string")?
             .or(str_of(parts.call_id, "the call id must be a string")?);
+        // One proposal names one call: a shape that could be read two ways is refused, so no
+        // logger, proxy or approver can see a different call from the one that runs.
+        if parts.function.is_some()
+            && (parts.name.is_some() || parts.arguments.is_some() || parts.input.is_some())
+        {
+            return Err(shape(
+                "a proposal names its tool once: either `name` with `arguments`, or `function`",
+            ));
+        }
+        if parts.arguments.is_some() && parts.input.is_some() {
+            return Err(shape("a proposal carries `arguments` or `input`, not both"));
+        }
+        if parts.function.as_ref().is_some_and(|f| !f.is_object()) {
+            return Err(shape(
+                "`function` must be an object with `name` and `arguments`",
+            ));
+        }
         let (name, arguments) = if let Some(Value::Object(mut function)) = parts.function {
             (
                 str_of(function.remove("name"), "the tool `name` must be a string")?,
@@ -268,7 +287,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         value.tick::<A::Error>()?;
         let inner = value.nested::<A::Error>()?;
         let mut parts = Parts::default();
-        let mut others: Vec<String> = Vec::new();
+        let mut others: std::collections::HashSet<String> = std::collections::HashSet::new();
         while let Some(crate::lite::Text(key)) = map.next_key()? {
             let v = map.next_value_seed(inner_copy(&inner))?;
             let slot = match key.as_ref() {
@@ -279,11 +298,10 @@ impl<'de> Visitor<'de> for Top<'_> {
                 "input" => &mut parts.input,
                 "function" => &mut parts.function,
                 other => {
-                    if others.iter().any(|o| o == other) {
+                    if !others.insert(other.to_owned()) {
                         let shown: String = other.chars().take(64).collect();
                         return Err(de::Error::custom(format!("{DUP} `{shown}`")));
                     }
-                    others.push(other.to_owned());
                     continue;
                 }
             };
@@ -411,6 +429,12 @@ impl<'de> DeserializeSeed<'de> for Checked<'_> {
 
 /// The number policy for one float (see the module docs).
 fn float_value(v: f64) -> Result<Value, &'static str> {
+    // From 2^53 on an f64 no longer holds every integer: the number the model wrote may not be
+    // the one we would pass on, so it is refused rather than silently rounded.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if v.fract() == 0.0 && v.is_finite() && v.abs() >= EXACT {
+        return Err(RANGE);
+    }
     if v.fract() == 0.0 && v.is_finite() {
         // 2^63 and 2^64 are exactly representable, so these bounds are exact.
         if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
@@ -622,6 +646,42 @@ mod tests {
                 .unwrap_err()
                 .code(),
             "PROPOSAL_TOO_MANY_VALUES"
+        );
+    }
+
+    #[test]
+    fn ambiguous_shapes_are_refused() {
+        for raw in [
+            r#"{"name":"safe_one","arguments":{"x":1},"function":{"name":"danger"}}"#,
+            r#"{"name":"a_b","arguments":{},"input":{}}"#,
+            r#"{"function":"danger"}"#,
+            r#"{"function":{"name":"a_b"},"input":{}}"#,
+        ] {
+            assert_eq!(code(raw), "PROPOSAL_SHAPE", "{raw}");
+        }
+    }
+
+    #[test]
+    fn inexact_integers_are_refused_not_rounded() {
+        for n in [
+            "-9223372036854775809",
+            "9007199254740993.0",
+            "12345678901234567891e0",
+            "1e20",
+        ] {
+            let raw = format!(r#"{{"name":"a_b","arguments":{{"n":{n}}}}}"#);
+            assert_eq!(code(&raw), "NUMBER_OUT_OF_RANGE", "{n}");
+        }
+        let p = Proposal::parse(
+            r#"{"name":"a_b","arguments":{"n":9007199254740991.0,"m":9007199254740993}}"#,
+            &ProposalLimits::default(),
+        )
+        .unwrap();
+        assert_eq!(p.arguments["n"], json!(9_007_199_254_740_991u64));
+        assert_eq!(
+            p.arguments["m"],
+            json!(9_007_199_254_740_993u64),
+            "integer literals stay exact"
         );
     }
 

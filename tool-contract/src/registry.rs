@@ -34,9 +34,14 @@ pub(crate) struct Decoded(Box<dyn Any + Send>);
 /// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
 pub(crate) trait Runner: DynTool {
     fn fields(&self) -> &'static [ArgField];
-    fn decode(&self, args: &Value) -> Result<Decoded, String>;
-    fn semantic(&self, args: &Decoded, ctx: &ToolContext) -> Vec<ValidationIssue>;
-    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> bool;
+    /// `Ok(Err(msg))`: the arguments do not decode; `Err`: host code panicked.
+    fn decode(&self, args: &Value) -> Result<Result<Decoded, String>, ToolError>;
+    fn semantic(
+        &self,
+        args: &Decoded,
+        ctx: &ToolContext,
+    ) -> Result<Vec<ValidationIssue>, ToolError>;
+    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError>;
     /// Runs the handler and serializes its output once, to the text the envelope will carry.
     fn run<'a>(
         &'a self,
@@ -50,24 +55,32 @@ impl<T: Tool> Runner for T {
         <T::Args as crate::ToolArgs>::FIELDS
     }
 
-    fn decode(&self, args: &Value) -> Result<Decoded, String> {
-        T::Args::deserialize(args)
-            .map(|a| Decoded(Box::new(a)))
-            .map_err(|e| e.to_string())
+    fn decode(&self, args: &Value) -> Result<Result<Decoded, String>, ToolError> {
+        guarded(|| {
+            T::Args::deserialize(args)
+                .map(|a| Decoded(Box::new(a)))
+                .map_err(|e| e.to_string())
+        })
     }
 
-    fn semantic(&self, args: &Decoded, ctx: &ToolContext) -> Vec<ValidationIssue> {
-        match args.0.downcast_ref::<T::Args>() {
+    fn semantic(
+        &self,
+        args: &Decoded,
+        ctx: &ToolContext,
+    ) -> Result<Vec<ValidationIssue>, ToolError> {
+        guarded(|| match args.0.downcast_ref::<T::Args>() {
             Some(a) => crate::ToolArgs::semantic_issues(a, ctx),
             None => Vec::new(),
-        }
+        })
     }
 
-    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> bool {
+    fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError> {
         // A type mix-up cannot happen (each entry decodes its own args); fail safe regardless.
-        args.0
-            .downcast_ref::<T::Args>()
-            .is_none_or(|a| T::requires_approval(a, ctx))
+        guarded(|| {
+            args.0
+                .downcast_ref::<T::Args>()
+                .is_none_or(|a| T::requires_approval(a, ctx))
+        })
     }
 
     fn run<'a>(
@@ -91,6 +104,18 @@ impl<T: Tool> Runner for T {
             })
         })
     }
+}
+
+/// Runs host code (a `Deserialize` impl, a semantic hook, an approval condition) on model
+/// data without letting a panic escape the pipeline: it becomes an `INTERNAL` error, and the
+/// panic message stays out of the envelope.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, ToolError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+        ToolError::internal(
+            "HOOK_PANICKED",
+            "the tool failed unexpectedly while checking the arguments",
+        )
+    })
 }
 
 /// A registry build failure: the registry refuses to start rather than misbehave later.
@@ -270,7 +295,22 @@ impl Registry {
     /// The entry for `name`: the version the context pins, else the newest.
     fn lookup(&self, name: &str, ctx: &ToolContext) -> Result<&Arc<Entry>, ToolError> {
         let Some(versions) = self.inner.by_name.get(name) else {
-            let mut known: Vec<&str> = self.inner.by_name.keys().map(String::as_str).collect();
+            // Only tools this caller could use: the list must not map the host's whole surface.
+            let mut known: Vec<&str> = self
+                .inner
+                .by_name
+                .iter()
+                .filter(|(_, versions)| {
+                    versions.first().is_some_and(|e| {
+                        e.contract
+                            .authorization
+                            .capabilities
+                            .iter()
+                            .all(|c| ctx.has_capability(c))
+                    })
+                })
+                .map(|(name, _)| name.as_str())
+                .collect();
             known.sort_unstable();
             return Err(ToolError::invalid_input(
                 "UNKNOWN_TOOL",
@@ -391,16 +431,20 @@ impl Registry {
         entry.plan.apply(&mut args);
 
         if !entry.input.is_valid(&args) {
+            // Capped: feedback goes back into the model's context, and an array of 60 000 wrong
+            // items must not become 60 000 issues.
             let issues: Vec<RepairIssue> = entry
                 .input
                 .iter_errors(&args)
+                .take(validate::MAX_ISSUES)
                 .map(|e| validate::issue_from_error(&e))
                 .collect();
             return Err(self.reject_repairable(issues, &entry, draft));
         }
         let decoded = match entry.runner.decode(&args) {
-            Ok(d) => d,
-            Err(msg) => {
+            Err(err) => return Err(self.reject(err, Some(&entry), "", draft, "validate", None)),
+            Ok(Ok(d)) => d,
+            Ok(Err(msg)) => {
                 let issues = vec![RepairIssue {
                     path: String::new(),
                     keyword: "deserialize".into(),
@@ -410,7 +454,10 @@ impl Registry {
                 return Err(self.reject_repairable(issues, &entry, draft));
             }
         };
-        let semantic = entry.runner.semantic(&decoded, ctx);
+        let semantic = match entry.runner.semantic(&decoded, ctx) {
+            Ok(issues) => issues,
+            Err(err) => return Err(self.reject(err, Some(&entry), "", draft, "validate", None)),
+        };
         if !semantic.is_empty() {
             let issues: Vec<RepairIssue> = semantic
                 .iter()
@@ -513,7 +560,10 @@ impl Registry {
             key,
         } = call;
         let contract = entry.contract;
-        let needs_approval = entry.runner.needs_approval(&decoded, ctx);
+        let needs_approval = match entry.runner.needs_approval(&decoded, ctx) {
+            Ok(n) => n,
+            Err(err) => return Err(self.reject(err, Some(&entry), "", draft, "authorize", None)),
+        };
         // A call waiting for a human holds no budget; it reserves when it is released.
         let reservation = if needs_approval {
             None

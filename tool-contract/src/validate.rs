@@ -9,6 +9,9 @@ use serde_json::{Map, Value};
 use crate::envelope::Observation;
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
 
+/// Most issues one feedback carries; the rest are left for the next repair round.
+pub const MAX_ISSUES: usize = 32;
+
 /// One problem with the arguments, in the seed's feedback shape.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -146,7 +149,8 @@ pub(crate) fn issue_from_semantic(issue: &ValidationIssue, args: &Value) -> Repa
     let path = if issue.field == "tool" || issue.field.is_empty() {
         String::new()
     } else {
-        format!("/{}", issue.field)
+        // RFC 6901: `~` and `/` inside a member name are escaped.
+        format!("/{}", issue.field.replace('~', "~0").replace('/', "~1"))
     };
     let actual = args.pointer(&path).map(summarize).unwrap_or(Value::Null);
     RepairIssue {

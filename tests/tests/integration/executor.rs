@@ -141,3 +141,23 @@ async fn output_contract_violations_are_withheld() {
         "the bad value reached the envelope"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_beyond_the_cap_is_left_to_the_caller() {
+    let ctx = ctx_builder().build();
+    let t0 = Instant::now();
+    let obs = registry()
+        .handle(&probe("rate_limited_for_an_hour"), &ctx)
+        .await;
+    assert_eq!(obs.code(), Some("UPSTREAM_RATE_LIMITED"));
+    assert_eq!(
+        obs.error.as_ref().unwrap().retry_after_ms(),
+        Some(3_600_000)
+    );
+    assert_eq!(obs.meta.attempts, 1);
+    assert!(
+        t0.elapsed() < Duration::from_secs(1),
+        "the call waited: {:?}",
+        t0.elapsed()
+    );
+}

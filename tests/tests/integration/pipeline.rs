@@ -12,7 +12,7 @@ use tool_contract::{
 };
 use tool_contract_examples::{DocumentStore, GetPolicyRevision};
 
-use crate::probe::{ArchiveNote, Calls, RunProbe};
+use crate::probe::{ArchiveNote, Calls, CheckPrefix, RunProbe};
 
 pub fn registry_with(sink: Option<Arc<MemorySink>>) -> Registry {
     let mut b = Registry::builder()
@@ -21,7 +21,8 @@ pub fn registry_with(sink: Option<Arc<MemorySink>>) -> Registry {
             Toolset::new()
                 .with(GetPolicyRevision)
                 .with(RunProbe)
-                .with(ArchiveNote),
+                .with(ArchiveNote)
+                .with(CheckPrefix),
         )
         .state_gate(|c: &tool_contract::ToolContract, ctx: &ToolContext| {
             if c.effect.is_write() && ctx.agent_state() == Some("answering") {
@@ -641,4 +642,123 @@ fn type_errors_name_the_expected_type() {
         (json!("string"), json!(5))
     );
     assert_eq!(by_path("/date_from").expected, json!(["null", "string"]));
+}
+
+#[tokio::test]
+async fn a_panicking_host_hook_is_an_internal_envelope() {
+    let reg = registry();
+    let ok = reg
+        .handle(
+            r#"{"name":"check_prefix","arguments":{"word":"abc"}}"#,
+            &ctx(),
+        )
+        .await;
+    assert!(ok.ok);
+    let obs = reg
+        .handle(
+            r#"{"name":"check_prefix","arguments":{"word":"a\u00e9"}}"#,
+            &ctx(),
+        )
+        .await;
+    assert_eq!(obs.code(), Some("HOOK_PANICKED"));
+    assert_eq!(obs.category(), Some(ErrorCategory::Internal));
+    assert!(!serde_json::to_string(&obs)
+        .unwrap()
+        .contains("char boundary"));
+}
+
+#[test]
+fn repair_feedback_is_capped() {
+    let reg = registry();
+    let many: Vec<&str> = vec!["web"; 5000];
+    let raw =
+        json!({"name": "search_documents", "arguments": {"query": "refund", "source_types": many}})
+            .to_string();
+    let rejection = reg.prepare_raw(&raw, &ctx()).unwrap_err();
+    let fb = rejection.feedback().unwrap();
+    assert!(
+        fb.issues.len() <= tool_contract::validate::MAX_ISSUES,
+        "{}",
+        fb.issues.len()
+    );
+    assert!(
+        serde_json::to_string(rejection.observation())
+            .unwrap()
+            .len()
+            < 16 * 1024
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_executed_after_the_deadline_does_not_run() {
+    let reg = registry();
+    let c = ctx_builder()
+        .deadline(std::time::Instant::now() + Duration::from_millis(1500))
+        .build();
+    let Ok(Prepared::Ready(call)) =
+        reg.prepare_raw(r#"{"name":"run_probe","arguments":{"mode":"ok"}}"#, &c)
+    else {
+        panic!("rejected")
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let obs = reg.execute(call).await;
+    assert_eq!(obs.code(), Some("DEADLINE_EXCEEDED"));
+    assert_eq!(obs.meta.attempts, 0);
+    assert_eq!(
+        c.extensions().get::<Calls>().unwrap().get(),
+        0,
+        "the handler ran after the deadline"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_spent_budget_stops_retries_but_keeps_the_real_error() {
+    let reg = registry();
+    // The first attempt uses its whole 1000 ms timeout; a second one cannot be reserved.
+    let budget = Budget::new(5, 1500);
+    let c = ctx_builder().budget(Arc::clone(&budget)).build();
+    let obs = reg
+        .handle(r#"{"name":"run_probe","arguments":{"mode":"hang"}}"#, &c)
+        .await;
+    assert_eq!(obs.code(), Some("TOOL_TIMEOUT"), "{obs:?}");
+    assert_eq!(obs.meta.attempts, 1);
+    assert_eq!(c.extensions().get::<Calls>().unwrap().get(), 1);
+}
+
+#[test]
+fn an_unexecuted_call_gives_its_budget_back() {
+    let reg = registry();
+    let budget = Budget::new(3, 10_000);
+    let c = ctx_builder().budget(Arc::clone(&budget)).build();
+    let call = reg
+        .prepare_raw(r#"{"name":"run_probe","arguments":{"mode":"ok"}}"#, &c)
+        .unwrap();
+    assert_eq!(
+        (budget.remaining_calls(), budget.remaining_ms()),
+        (2, 9_000)
+    );
+    drop(call);
+    assert_eq!(
+        (budget.remaining_calls(), budget.remaining_ms()),
+        (3, 10_000)
+    );
+}
+
+#[test]
+fn unknown_tool_lists_only_tools_the_caller_may_use() {
+    let reg = registry();
+    let reader = ToolContext::builder().capability("documents:read").build();
+    let r = reg
+        .prepare_raw(r#"{"name":"nope_tool","arguments":{}}"#, &reader)
+        .unwrap_err();
+    let available = r.observation().error.as_ref().unwrap().safe_details()["available"].clone();
+    assert_eq!(
+        available,
+        json!([
+            "archive_note",
+            "check_prefix",
+            "get_policy_revision",
+            "read_document_span"
+        ])
+    );
 }

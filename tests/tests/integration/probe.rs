@@ -21,6 +21,7 @@ pub enum Mode {
     Hang,
     BadOutput,
     RetryableNotFound,
+    RateLimitedForAnHour,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, ToolArgs)]
@@ -99,6 +100,11 @@ pub async fn run_probe(
         Mode::RetryableNotFound => {
             Err(ToolError::not_found("SOURCE_NOT_FOUND", "no such source").with_retryable(true))
         }
+        Mode::RateLimitedForAnHour => Err(ToolError::transient(
+            "UPSTREAM_RATE_LIMITED",
+            "come back later",
+        )
+        .with_retry_after_ms(3_600_000)),
         Mode::Panic => panic!("secret-db-password=hunter2 in a panic message"),
         Mode::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -124,4 +130,28 @@ pub async fn archive_note(
     key: tool_contract::extract::IdempotencyKey,
 ) -> Result<String, ToolError> {
     Ok(format!("{}:{}", args.request_id, key))
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+#[tool(semantic = slicing_rule)]
+pub struct CheckPrefixArgs {
+    /// A word whose first two bytes the (buggy) rule slices.
+    #[schemars(length(min = 1, max = 16))]
+    pub word: String,
+}
+
+/// A host rule with a bug: it slices bytes, which panics inside a multi-byte character.
+fn slicing_rule(
+    args: &CheckPrefixArgs,
+    _ctx: &tool_contract::ToolContext,
+) -> Vec<tool_contract::ValidationIssue> {
+    let _prefix = &args.word[..2];
+    Vec::new()
+}
+
+/// Checks a word's prefix. Use it only in tests; it has no effect.
+#[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+pub async fn check_prefix(args: CheckPrefixArgs) -> Result<String, ToolError> {
+    Ok(args.word)
 }
