@@ -77,6 +77,26 @@ impl PartialEq<&str> for Trust {
     }
 }
 
+impl Meta {
+    /// The meta of a call to a registered tool: names and fingerprint borrow the contract.
+    pub(crate) fn of(
+        contract: &'static crate::ToolContract,
+        call_id: String,
+        latency_ms: u64,
+        attempts: u32,
+    ) -> Meta {
+        Meta {
+            tool: Cow::Borrowed(contract.name.as_str()),
+            tool_version: Some(Cow::Borrowed(contract.version.as_str())),
+            call_id,
+            latency_ms,
+            attempts,
+            fingerprint: Some(Cow::Borrowed(contract.fingerprint.contract_sha256.as_str())),
+            idempotency: None,
+        }
+    }
+}
+
 /// Where the data came from, and how far to trust it: never.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]

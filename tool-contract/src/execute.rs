@@ -297,15 +297,12 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         }
         Err(e) => (Err(e), provenance_of(&entry, None)),
     };
-    let meta = Meta {
-        tool: Cow::Borrowed(c.name.as_str()),
-        tool_version: Some(Cow::Borrowed(c.version.as_str())),
-        call_id: std::mem::take(&mut call.call_id),
-        latency_ms: millis(call.started.elapsed()),
-        attempts: attempt,
-        fingerprint: Some(Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
-        idempotency: None,
-    };
+    let meta = Meta::of(
+        c,
+        std::mem::take(&mut call.call_id),
+        millis(call.started.elapsed()),
+        attempt,
+    );
     span.record("tool.attempts", attempt);
     let observation = match result {
         Ok(data) => {

@@ -386,7 +386,7 @@ impl Registry {
     /// rules. The result has passed every check that looks only at the arguments.
     pub fn validate(
         &self,
-        proposal: Proposal,
+        mut proposal: Proposal,
         ctx: &ToolContext,
     ) -> Result<ValidatedCall, Rejection> {
         let started = Instant::now();
@@ -397,7 +397,7 @@ impl Registry {
         });
         let call_id = proposal
             .call_id
-            .clone()
+            .take()
             .unwrap_or_else(|| self.next_call_id());
         let draft = Draft {
             call_id,
@@ -655,33 +655,31 @@ impl Registry {
         stage: &'static str,
         feedback: Option<RepairFeedback>,
     ) -> Rejection {
-        let (tool, version, fingerprint, source) = match entry {
+        let latency_ms = millis(draft.started.elapsed());
+        let (meta, source) = match entry {
             Some(e) => (
-                Cow::Borrowed(e.contract.name.as_str()),
-                Some(Cow::Borrowed(e.contract.version.as_str())),
-                Some(Cow::Borrowed(
-                    e.contract.fingerprint.contract_sha256.as_str(),
-                )),
+                Meta::of(e.contract, draft.call_id.clone(), latency_ms, 0),
                 Cow::Borrowed(e.default_source),
             ),
             None => {
+                // An unknown tool has no contract: the envelope names what was proposed.
                 let name: String = proposed_name.chars().take(128).collect();
-                let source = format!("tool://{name}");
-                (Cow::Owned(name), None, None, Cow::Owned(source))
+                let source = Cow::Owned(format!("tool://{name}"));
+                let meta = Meta {
+                    tool: Cow::Owned(name),
+                    tool_version: None,
+                    call_id: draft.call_id.clone(),
+                    latency_ms,
+                    attempts: 0,
+                    fingerprint: None,
+                    idempotency: None,
+                };
+                (meta, source)
             }
-        };
-        let meta = Meta {
-            tool,
-            tool_version: version,
-            call_id: draft.call_id.to_owned(),
-            latency_ms: millis(draft.started.elapsed()),
-            attempts: 0,
-            fingerprint,
-            idempotency: None,
         };
         if let Some(sink) = &self.inner.sink {
             let receipt = Receipt {
-                call_id: draft.call_id.to_owned(),
+                call_id: draft.call_id,
                 received_at_ms: draft.received_at_ms,
                 proposal: draft.record.unwrap_or(ProposalRecord {
                     name: proposed_name.to_owned(),
@@ -1034,15 +1032,12 @@ impl ApprovalRequest {
             "a human must approve this call before it runs",
         )
         .with_detail("digest", self.digest().to_owned());
-        let meta = Meta {
-            tool: Cow::Borrowed(c.name.as_str()),
-            tool_version: Some(Cow::Borrowed(c.version.as_str())),
-            call_id: self.call.call_id.clone(),
-            latency_ms: millis(self.call.started.elapsed()),
-            attempts: 0,
-            fingerprint: Some(Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
-            idempotency: None,
-        };
+        let meta = Meta::of(
+            c,
+            self.call.call_id.clone(),
+            millis(self.call.started.elapsed()),
+            0,
+        );
         Observation::failure(
             err,
             meta,
