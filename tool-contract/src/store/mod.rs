@@ -31,6 +31,12 @@
 //! neither overwrite nor delete its successor's record.
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 use std::fmt;
 use std::sync::Arc;
@@ -38,6 +44,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+/// The sqlx version the SQL stores are built on, for building a pool to hand to
+/// `PgStore::from_pool` without adding a second, possibly different, sqlx to your build.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sqlx;
 
 /// A store could not answer: the pipeline fails closed (`TRANSIENT` / `STORE_UNAVAILABLE`).
 ///
@@ -194,7 +209,9 @@ impl<S: ApprovalStore + ?Sized> ApprovalStore for Arc<S> {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<bool, StoreError> {
-        (**self).consume_grant(grant_id, expires_at_ms, now_ms).await
+        (**self)
+            .consume_grant(grant_id, expires_at_ms, now_ms)
+            .await
     }
     async fn purge_consumed_grants(&self, now_ms: u64) -> Result<u64, StoreError> {
         (**self).purge_consumed_grants(now_ms).await
