@@ -165,9 +165,15 @@ impl PgStore {
                 .execute(&mut *tx)
                 .await?;
         }
-        sql::apply_migrations!(tx, &self.sql).await?;
-        tx.commit().await?;
-        Ok(())
+        match sql::apply_migrations!(tx, &self.sql).await {
+            Ok(()) => Ok(tx.commit().await?),
+            Err(e) => {
+                // At once, not at the connection's next use (which may never come): the
+                // transaction holds the advisory lock and locks on the tables read.
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
     }
 }
 

@@ -162,9 +162,15 @@ impl SqliteStore {
     /// second finds the work done.
     async fn migrate(&self) -> Result<(), Opening> {
         let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        sql::apply_migrations!(tx, &self.sql).await?;
-        tx.commit().await?;
-        Ok(())
+        match sql::apply_migrations!(tx, &self.sql).await {
+            Ok(()) => Ok(tx.commit().await?),
+            Err(e) => {
+                // At once, not at the connection's next use: the transaction holds the
+                // file's write lock until it ends.
+                let _ = tx.rollback().await;
+                Err(e.into())
+            }
+        }
     }
 }
 
