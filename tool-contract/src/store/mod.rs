@@ -194,7 +194,9 @@ impl<S: ApprovalStore + ?Sized> ApprovalStore for Arc<S> {
         expires_at_ms: u64,
         now_ms: u64,
     ) -> Result<bool, StoreError> {
-        (**self).consume_grant(grant_id, expires_at_ms, now_ms).await
+        (**self)
+            .consume_grant(grant_id, expires_at_ms, now_ms)
+            .await
     }
     async fn purge_consumed_grants(&self, now_ms: u64) -> Result<u64, StoreError> {
         (**self).purge_consumed_grants(now_ms).await
