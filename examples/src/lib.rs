@@ -15,4 +15,4 @@ pub mod documents;
 pub mod store;
 
 pub use documents::*;
-pub use store::{Document, DocumentStore};
+pub use store::{Document, DocumentStore, SentMail};
