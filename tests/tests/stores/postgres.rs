@@ -1,11 +1,11 @@
-//! `PgStore`: the shared store checks, restart, migrations and two OS processes racing on
-//! one key, each test in a schema of its own (dropped at the end) so they run in parallel.
+//! `PgStore`: the conformance suite, the shared store checks, restart, migrations and two
+//! OS processes racing on one key through the pipeline, each test in a schema of its own (dropped at the end) so they run in parallel.
 //!
 //! They need `DATABASE_URL` (CI: `postgres://postgres@127.0.0.1:5432/test`); without it
 //! each prints `SKIPPED (DATABASE_URL not set): <test>` and passes.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tool_contract::store::sqlx::postgres::{PgPool, PgPoolOptions};
@@ -19,6 +19,7 @@ use tool_contract::store::PgStore;
 #[path = "sql_checks.rs"]
 mod checks;
 
+use crate::conformance::Backend;
 use checks::Fixture;
 
 /// The server's URL, or `None` after saying the test is skipped.
@@ -106,6 +107,65 @@ async fn fresh(test: &str) -> Option<Fixture<PgStore>> {
 }
 
 store_checks!();
+
+/// The conformance backend: a schema of its own for every store, all dropped with it at the
+/// end of the test.
+pub struct Pg {
+    schemas: Mutex<Vec<Schema>>,
+}
+
+impl Pg {
+    pub fn new() -> Self {
+        Pg {
+            schemas: Mutex::new(Vec::new()),
+        }
+    }
+
+    async fn store(&self) -> Option<PgStore> {
+        // libtest names the thread that runs a test after the test.
+        let thread = std::thread::current();
+        let url = database_url(thread.name().unwrap_or("a conformance case"))?;
+        let schema = Schema::new(&url);
+        let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
+            .await
+            .unwrap();
+        self.schemas.lock().unwrap().push(schema);
+        Some(store)
+    }
+}
+
+impl Backend for Pg {
+    type Store = PgStore;
+    type Down = PgStore;
+    const NAME: &'static str = "postgres";
+
+    async fn fresh(&self) -> Option<PgStore> {
+        self.store().await
+    }
+
+    /// A store whose pool is closed: every call fails, as when the server is gone.
+    async fn down(&self) -> Option<PgStore> {
+        let store = self.store().await?;
+        store.close().await;
+        Some(store)
+    }
+}
+
+conformance_tests!(Pg::new());
+
+#[tokio::test]
+async fn restart_replays_through_the_pipeline() {
+    let Some(url) = database_url("restart_replays_through_the_pipeline") else {
+        return;
+    };
+    let schema = Schema::new(&url);
+    let open = || async {
+        PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
+            .await
+            .unwrap()
+    };
+    checks::pipeline_restart(open().await, open()).await;
+}
 
 #[tokio::test]
 async fn restart_replays_a_completed_call() {
@@ -238,5 +298,5 @@ async fn race_child() {
     let store = PgStore::from_pool_in_schema(pool(&url).await, &schema)
         .await
         .unwrap();
-    checks::race_child(Arc::new(store), dir.as_ref()).await;
+    checks::race_child(store, dir.as_ref()).await;
 }

@@ -11,7 +11,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_contract::extract::State;
 use tool_contract::store::{ApprovalStore, Claim, ClaimRequest, IdempotencyStore};
+use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError};
 
 pub const DAY_MS: u64 = 86_400_000;
 pub const ENVELOPE: &str = r#"{"ok":true,"data":{"sent":1}}"#;
@@ -417,60 +421,131 @@ pub fn race_two_processes(child_test: &str, dir: &Path, env: &[(&str, &str)]) ->
     outputs
 }
 
+// A keyed write whose side effect is a line in a file, so "how many times did it run" can
+// be read from outside every process and every restart.
+
+/// Where `append_entry` writes.
+#[derive(Clone)]
+pub struct Journal(pub PathBuf);
+
+impl Journal {
+    /// The lines appended so far.
+    pub fn lines(&self) -> Vec<String> {
+        fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct AppendEntryArgs {
+    /// Client-chosen request id; repeating it never appends twice.
+    #[tool(idempotency_key)]
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+    /// The entry to append.
+    #[schemars(length(min = 1, max = 200))]
+    pub entry: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Appended {
+    /// The process that appended the entry.
+    pub pid: u32,
+}
+
+/// Appends an entry to the shared journal. Use it only when asked to record something.
+#[tool(
+    version = "1.0.0",
+    effect = "reversible_write",
+    timeout_ms = 10000,
+    capabilities("journal:write")
+)]
+pub async fn append_entry(
+    args: AppendEntryArgs,
+    journal: State<Journal>,
+) -> Result<Appended, ToolError> {
+    let Journal(path) = &*journal;
+    let line = format!(
+        "{} {} {}\n",
+        std::process::id(),
+        args.request_id,
+        args.entry
+    );
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| ToolError::internal("JOURNAL", e.to_string()))?;
+    std::io::Write::write_all(&mut file, line.as_bytes())
+        .map_err(|e| ToolError::internal("JOURNAL", e.to_string()))?;
+    // Long enough for every other caller, in this process and the other, to find the key
+    // in progress.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    Ok(Appended {
+        pid: std::process::id(),
+    })
+}
+
+/// A registry with `append_entry` whose records live in `store`.
+pub fn journal_registry<S: IdempotencyStore + ApprovalStore>(store: S) -> Registry {
+    let store = Arc::new(store);
+    Registry::builder()
+        .tool(AppendEntry)
+        .idempotency_store(Arc::clone(&store))
+        .approval_store(store)
+        .build()
+        .unwrap()
+}
+
+pub fn journal_ctx(journal: &Journal) -> ToolContext {
+    ToolContext::builder()
+        .tenant("acme")
+        .principal("user:kim")
+        .capability("journal:write")
+        .state(journal.clone())
+        .build()
+}
+
+pub const APPEND: &str = r#"{"name": "append_entry", "arguments":
+    {"request_id": "req-1", "entry": "refund approved"}}"#;
+
+/// Runs [`APPEND`] until it has an answer other than `IDEMPOTENCY_IN_PROGRESS`; `true` when
+/// this call executed it, `false` when it got the replay.
+pub async fn append_until_answered(registry: &Registry, ctx: &ToolContext) -> bool {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    loop {
+        let obs = registry.handle(APPEND, ctx).await;
+        match (obs.ok, obs.meta.idempotency.as_deref(), obs.code()) {
+            (true, None, _) => return true,
+            (true, Some("replayed"), _) => return false,
+            (false, _, Some("IDEMPOTENCY_IN_PROGRESS")) => {
+                assert!(Instant::now() < give_up, "never answered");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            _ => panic!("unexpected observation: {}", obs.to_value()),
+        }
+    }
+}
+
 /// The child's side: in the shared dir, says it is ready, waits for the start, then races
-/// [`RACERS_PER_PROCESS`] claimers on one key through `store`. The one that acquires appends
-/// a line to `executions` (the side effect, visible from outside both processes), then
-/// completes; the others wait for the replay. Prints `RACE acquired=A replayed=R`.
-pub async fn race_child<S: IdempotencyStore>(store: Arc<S>, dir: &Path) {
+/// [`RACERS_PER_PROCESS`] callers of [`APPEND`] through a registry on `store`. Prints
+/// `RACE acquired=A replayed=R` (executed and replayed calls).
+pub async fn race_child<S: IdempotencyStore + ApprovalStore>(store: S, dir: &Path) {
     let id = std::env::var(RACE_ID).unwrap();
-    let now = || {
-        let since_epoch = std::time::UNIX_EPOCH.elapsed().unwrap();
-        u64::try_from(since_epoch.as_millis()).unwrap()
-    };
+    let registry = Arc::new(journal_registry(store));
+    let ctx = Arc::new(journal_ctx(&Journal(dir.join("executions"))));
     let tasks: Vec<_> = (0..RACERS_PER_PROCESS)
-        .map(|i| {
-            let store = Arc::clone(&store);
-            let dir = dir.to_owned();
-            let token = format!("p{id}-t{i}-{}", std::process::id());
+        .map(|_| {
+            let (registry, ctx, go) = (Arc::clone(&registry), Arc::clone(&ctx), dir.join("go"));
             tokio::spawn(async move {
-                let go = dir.join("go");
                 while !go.exists() {
                     tokio::time::sleep(Duration::from_millis(1)).await;
                 }
-                let give_up = Instant::now() + Duration::from_secs(60);
-                loop {
-                    let t = now();
-                    let claim = ClaimRequest {
-                        lease_until_ms: t + 30_000,
-                        ..req("send_email:k1", "args-1", &token, t)
-                    };
-                    match store.claim(claim).await.unwrap() {
-                        Claim::Acquired => {
-                            let mut log = fs::OpenOptions::new()
-                                .append(true)
-                                .create(true)
-                                .open(dir.join("executions"))
-                                .unwrap();
-                            std::io::Write::write_all(&mut log, token.as_bytes()).unwrap();
-                            std::io::Write::write_all(&mut log, b"\n").unwrap();
-                            // Long enough for the other process to see it in progress.
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            let done =
-                                store.complete("send_email:k1", &token, ENVELOPE, t + DAY_MS);
-                            assert!(done.await.unwrap());
-                            return true;
-                        }
-                        Claim::Replay(envelope) => {
-                            assert_eq!(envelope, ENVELOPE);
-                            return false;
-                        }
-                        Claim::InProgress { .. } => {
-                            assert!(Instant::now() < give_up, "never replayed");
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                        }
-                        Claim::KeyReused => panic!("same args reported as key reuse"),
-                    }
-                }
+                append_until_answered(&registry, &ctx).await
             })
         })
         .collect();
@@ -484,6 +559,27 @@ pub async fn race_child<S: IdempotencyStore>(store: Arc<S>, dir: &Path) {
         "\nRACE acquired={acquired} replayed={}",
         RACERS_PER_PROCESS - acquired
     );
+}
+
+/// Restart through the pipeline: a call executed on `before`'s store is replayed, not run
+/// again, by a new registry on `reopen`'s, after everything of the first was dropped.
+pub async fn pipeline_restart<S, F>(before: S, reopen: F)
+where
+    S: IdempotencyStore + ApprovalStore,
+    F: std::future::Future<Output = S>,
+{
+    let dir = tempfile::TempDir::new().unwrap();
+    let journal = Journal(dir.path().join("journal"));
+    let ctx = journal_ctx(&journal);
+    let registry = journal_registry(before);
+    assert!(append_until_answered(&registry, &ctx).await);
+    drop(registry);
+
+    let registry = journal_registry(reopen.await);
+    let obs = registry.handle(APPEND, &ctx).await;
+    assert!(obs.ok, "{}", obs.to_value());
+    assert_eq!(obs.meta.idempotency.as_deref(), Some("replayed"));
+    assert_eq!(journal.lines().len(), 1, "{:?}", journal.lines());
 }
 
 /// Checks the two children's reports and the side effects: exactly one execution.
@@ -505,6 +601,6 @@ pub fn assert_exactly_one_execution(outputs: &[String], dir: &Path) {
     }
     assert_eq!(acquired, 1, "claims acquired across both processes");
     assert_eq!(replayed, 2 * RACERS_PER_PROCESS - 1);
-    let executions = fs::read_to_string(dir.join("executions")).unwrap();
-    assert_eq!(executions.lines().count(), 1, "executions:\n{executions}");
+    let executions = Journal(dir.join("executions")).lines();
+    assert_eq!(executions.len(), 1, "executions: {executions:?}");
 }

@@ -1,6 +1,7 @@
-//! `SqliteStore`: the shared store checks on a temp file, restart, migrations, bad files,
-//! and two OS processes racing on one key.
+//! `SqliteStore`: the conformance suite and the shared store checks on temp files, restart,
+//! migrations, bad files, and two OS processes racing on one key through the pipeline.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tempfile::TempDir;
@@ -14,6 +15,7 @@ use tool_contract::store::SqliteStore;
 #[path = "sql_checks.rs"]
 mod checks;
 
+use crate::conformance::Backend;
 use checks::Fixture;
 
 /// An empty store in a new temp dir; SQLite needs no server, so it never skips.
@@ -33,6 +35,50 @@ async fn raw(path: &std::path::Path) -> sqlx::SqliteConnection {
 }
 
 store_checks!();
+
+/// The conformance backend: SQLite files in a temp dir of the test's own.
+pub struct Sqlite {
+    dir: TempDir,
+    files: AtomicUsize,
+}
+
+impl Sqlite {
+    pub fn new() -> Self {
+        Sqlite {
+            dir: TempDir::new().unwrap(),
+            files: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Backend for Sqlite {
+    type Store = SqliteStore;
+    type Down = SqliteStore;
+    const NAME: &'static str = "sqlite";
+
+    async fn fresh(&self) -> Option<SqliteStore> {
+        let n = self.files.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.path().join(format!("store-{n}.db"));
+        Some(SqliteStore::open(path).await.unwrap())
+    }
+
+    /// A store whose connections are closed: every call fails, as when the file is gone.
+    async fn down(&self) -> Option<SqliteStore> {
+        let store = self.fresh().await?;
+        store.close().await;
+        Some(store)
+    }
+}
+
+conformance_tests!(Sqlite::new());
+
+#[tokio::test]
+async fn restart_replays_through_the_pipeline() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("tc.db");
+    let before = SqliteStore::open(&path).await.unwrap();
+    checks::pipeline_restart(before, async { SqliteStore::open(&path).await.unwrap() }).await;
+}
 
 #[tokio::test]
 async fn in_memory_store_decides_the_five_cases() {
@@ -136,5 +182,5 @@ async fn race_child() {
         return;
     };
     let store = SqliteStore::open(db).await.unwrap();
-    checks::race_child(Arc::new(store), dir.as_ref()).await;
+    checks::race_child(store, dir.as_ref()).await;
 }
