@@ -149,8 +149,8 @@ pub(crate) struct Held {
 
 /// A claim that ends the call before its handler runs.
 pub(crate) enum Early {
-    /// Answer with a stored envelope.
-    Replay(Observation),
+    /// Answer with a stored envelope (boxed: the refusal beside it is one pointer).
+    Replay(Box<Observation>),
     /// Answer with this error; nothing runs.
     Refuse(ToolError),
 }
@@ -166,7 +166,7 @@ impl Early {
             Early::Replay(mut stored) => {
                 meta.idempotency = Some("replayed".into());
                 stored.meta = meta;
-                (stored, "replayed")
+                (*stored, "replayed")
             }
             Early::Refuse(err) => (Observation::failure(err, meta, provenance), "idempotency"),
         }
@@ -250,7 +250,7 @@ pub(crate) async fn begin(
     match cfg.store.claim(req).await {
         Ok(Claim::Acquired) => Ok(Some(Held { key: scoped, token })),
         Ok(Claim::Replay(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
-            Ok(obs) => Err(Early::Replay(obs)),
+            Ok(obs) => Err(Early::Replay(Box::new(obs))),
             Err(_) => Err(Early::Refuse(ToolError::internal(
                 "IDEMPOTENCY_RECORD_UNREADABLE",
                 "the stored result of this request cannot be read; it was not run again",
