@@ -95,7 +95,7 @@ fn node(
     rewrite::keep_only(m, &|k, _| !moved.iter().any(|x| x == k));
     if let Some(n) = m.get("minItems").and_then(Value::as_u64).filter(|n| *n > 1) {
         m.insert("minItems".into(), json!(1));
-        rewrite::append_description(m, &format!("at least {n} items"));
+        rewrite::append_description(m, &format!("(at least {n} items)"));
     }
     rewrite::for_each_child(m, pointer, &mut |child, p| node(child, p, root, scope))?;
     if m.contains_key("properties") {

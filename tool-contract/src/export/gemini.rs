@@ -67,7 +67,7 @@ pub(super) fn json_parameters(input: &Value, scope: Scope<'_>) -> Result<Value, 
 pub(super) fn openapi_parameters(input: &Value, scope: Scope<'_>) -> Result<Value, ExportError> {
     let mut schema = json_parameters(input, scope)?;
     if let Value::Object(m) = &mut schema {
-        m.remove("$defs");
+        m.shift_remove("$defs");
     }
     openapi(&mut schema, "", scope)?;
     Ok(schema)
@@ -113,9 +113,11 @@ fn openapi(value: &mut Value, pointer: &str, scope: Scope<'_>) -> Result<(), Exp
         if !e.iter().all(Value::is_string) {
             return Err(scope.unrepresentable(pointer, "an enum of non-string values"));
         }
+        // Every OpenAPI-subset schema has a type; an enum of strings is a string.
+        m.entry("type").or_insert_with(|| json!("string"));
     }
     single_type(m, pointer, scope)?;
-    m.remove("additionalProperties");
+    m.shift_remove("additionalProperties");
     rewrite::keep_only(m, &|k, v| {
         KEYWORDS.contains(&k) && (k != "format" || v.as_str().is_some_and(|f| FORMATS.contains(&f)))
     });
@@ -148,7 +150,7 @@ fn single_type(
             if m.contains_key("anyOf") {
                 return Err(scope.unrepresentable(pointer, "a type list next to `anyOf`"));
             }
-            m.remove("type");
+            m.shift_remove("type");
             let alts = many.iter().map(|t| json!({ "type": t })).collect();
             m.insert("anyOf".into(), Value::Array(alts));
         }

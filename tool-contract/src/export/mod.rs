@@ -493,7 +493,11 @@ impl Exporter {
         let input = &contract.input_schema;
         let (value, strict) = match self.dialect {
             Dialect::JsonSchema => (json_schema::tool(contract), false),
-            Dialect::Mcp => (mcp::tool_entry(contract), false),
+            Dialect::Mcp => {
+                let mut entry = mcp::tool_entry(contract);
+                entry["name"] = Value::String(name.clone());
+                (entry, false)
+            }
             Dialect::OpenAi | Dialect::OpenAiResponses => {
                 let build = match self.dialect {
                     Dialect::OpenAi => openai::chat_tool,

@@ -150,15 +150,15 @@ pub(super) fn free_form(node: &Value) -> Option<&'static str> {
 fn note(keyword: &str, value: &Value) -> Option<String> {
     let v = value.to_string();
     Some(match keyword {
-        "minLength" => format!("at least {v} characters"),
-        "maxLength" => format!("at most {v} characters"),
+        "minLength" => format!("at least {}", count(value, "character")),
+        "maxLength" => format!("at most {}", count(value, "character")),
         "minimum" => format!("minimum {v}"),
         "maximum" => format!("maximum {v}"),
         "exclusiveMinimum" => format!("greater than {v}"),
         "exclusiveMaximum" => format!("less than {v}"),
         "multipleOf" => format!("a multiple of {v}"),
-        "minItems" => format!("at least {v} items"),
-        "maxItems" => format!("at most {v} items"),
+        "minItems" => format!("at least {}", count(value, "item")),
+        "maxItems" => format!("at most {}", count(value, "item")),
         "uniqueItems" if value == &Value::Bool(true) => "items must be unique".into(),
         "uniqueItems" => return None,
         "minProperties" => format!("at least {v} properties"),
@@ -170,48 +170,61 @@ fn note(keyword: &str, value: &Value) -> Option<String> {
     })
 }
 
-/// Moves `keyword` out of `m` into its description as text.
-pub(super) fn move_to_description(m: &mut Map<String, Value>, keyword: &str) {
-    if let Some(value) = m.remove(keyword) {
-        if let Some(text) = note(keyword, &value) {
-            append_description(m, &text);
-        }
+/// `1 character`, `5 characters`.
+fn count(n: &Value, noun: &str) -> String {
+    match n.as_u64() {
+        Some(1) => format!("1 {noun}"),
+        _ => format!("{n} {noun}s"),
     }
 }
 
-/// Appends a constraint note to the description: `Words to find (at most 500 characters)`.
+/// Appends text to the description: `Words to find. (at most 500 characters)`.
 pub(super) fn append_description(m: &mut Map<String, Value>, text: &str) {
     let new = match m.get("description").and_then(Value::as_str) {
-        Some(d) if d.ends_with(')') && d.contains(" (") => {
-            format!("{}; {text})", &d[..d.len() - 1])
-        }
-        Some(d) if !d.is_empty() => format!("{d} ({text})"),
-        _ => format!("({text})"),
+        Some(d) if !d.is_empty() => format!("{d} {text}"),
+        _ => text.to_owned(),
     };
     m.insert("description".into(), Value::String(new));
 }
 
-/// Keeps only the keywords in `keep`; drops annotations; moves the rest into the description.
+/// Keeps only the keywords in `keep`; drops annotations; moves the rest into the description
+/// as one parenthesized list of notes.
 pub(super) fn keep_only(m: &mut Map<String, Value>, keep: &dyn Fn(&str, &Value) -> bool) {
     let moved: Vec<String> = m
         .iter()
         .filter(|(k, v)| k.as_str() != "description" && !keep(k, v))
         .map(|(k, _)| k.clone())
         .collect();
+    let mut notes = Vec::new();
     for k in moved {
-        if DROPPED.contains(&k.as_str()) {
-            m.remove(&k);
-        } else {
-            move_to_description(m, &k);
+        if let Some(value) = m.shift_remove(&k) {
+            if !DROPPED.contains(&k.as_str()) {
+                notes.extend(note(&k, &value));
+            }
         }
+    }
+    if !notes.is_empty() {
+        append_description(m, &format!("({})", notes.join("; ")));
     }
 }
 
 /// `const: x` → `enum: [x]`, same meaning, accepted by every dialect.
 pub(super) fn const_to_enum(m: &mut Map<String, Value>) {
-    if let Some(c) = m.remove("const") {
-        m.insert("enum".into(), Value::Array(vec![c]));
+    if let Some(c) = m.get("const").cloned() {
+        replace_key(m, "const", "enum", Value::Array(vec![c]));
     }
+}
+
+/// Replaces `old` by `new: value` at the same position, so keyword order stays readable.
+fn replace_key(m: &mut Map<String, Value>, old: &str, new: &str, value: Value) {
+    let mut value = Some(value);
+    *m = std::mem::take(m)
+        .into_iter()
+        .filter_map(|(k, v)| match k == old {
+            true => value.take().map(|v| (new.to_owned(), v)),
+            false => Some((k, v)),
+        })
+        .collect();
 }
 
 /// A `$ref` with siblings keeps only the `$ref` (providers ignore or reject the siblings).
@@ -231,23 +244,21 @@ pub(super) fn simplify_unions(
     pointer: &str,
     scope: Scope<'_>,
 ) -> Result<(), ExportError> {
-    if let Some(Value::Array(alts)) = m.remove("oneOf") {
+    if let Some(Value::Array(alts)) = m.get("oneOf").cloned() {
         match constants(&alts) {
             Some((values, ty, docs)) => {
+                replace_key(m, "oneOf", "enum", Value::Array(values));
                 if let Some(ty) = ty {
-                    m.insert("type".into(), Value::String(ty));
+                    m.entry("type").or_insert(Value::String(ty));
                 }
-                m.insert("enum".into(), Value::Array(values));
                 if !docs.is_empty() {
-                    append_description(m, &docs.join("; "));
+                    append_description(m, &format!("{}.", docs.join("; ")));
                 }
             }
-            None => {
-                m.insert("anyOf".into(), Value::Array(alts));
-            }
+            None => replace_key(m, "oneOf", "anyOf", Value::Array(alts)),
         }
     }
-    if let Some(Value::Array(mut parts)) = m.remove("allOf") {
+    if let Some(Value::Array(mut parts)) = m.shift_remove("allOf") {
         if parts.len() != 1 {
             return Err(scope.unrepresentable(
                 &format!("{pointer}/allOf"),
@@ -291,7 +302,7 @@ fn constants(alts: &[Value]) -> Option<Constants> {
             let shown = value
                 .as_str()
                 .map_or_else(|| value.to_string(), str::to_owned);
-            docs.push(format!("`{shown}`: {d}"));
+            docs.push(format!("`{shown}`: {}", d.trim_end_matches('.')));
         }
         values.push(value);
     }
@@ -322,7 +333,7 @@ pub(super) fn make_nullable(node: &mut Value) {
     }
     let Value::Object(m) = node else { return };
     if m.contains_key("$ref") || (m.contains_key("anyOf") && !m.contains_key("type")) {
-        let description = m.remove("description");
+        let description = m.shift_remove("description");
         let inner = std::mem::take(m);
         let mut alts = match inner.get("anyOf") {
             Some(Value::Array(alts)) if inner.len() == 1 => alts.clone(),
@@ -348,12 +359,14 @@ pub(super) fn make_nullable(node: &mut Value) {
     }
 }
 
-/// The root of a prompt schema: the canonical one without `$schema` and `$id`.
+/// The root of a prompt schema: the canonical one without `$schema`, `$id` and the args
+/// struct's own doc (`Arguments of ...`), which the tool description already covers.
 pub(super) fn prompt_root(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(m) = &mut schema {
-        m.remove("$schema");
-        m.remove("$id");
+        for k in ["$schema", "$id", "description"] {
+            m.shift_remove(k);
+        }
     }
     schema
 }
