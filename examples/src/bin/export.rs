@@ -10,11 +10,7 @@
 use std::process::ExitCode;
 
 use tool_contract::export::{Dialect, Exporter};
-use tool_contract::{Registry, Toolset};
-use tool_contract_examples::{
-    CreateDraftTicket, DeleteDocument, GetPolicyRevision, ReadDocumentSpan, SearchDocuments,
-    SendEmail,
-};
+use tool_contract::Registry;
 
 const USAGE: &str = "\
 usage: export --dialect <DIALECT> [--out FILE] [--non-strict] [--non-strict-fallback]
@@ -96,15 +92,7 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<(), String> {
     let registry = Registry::builder()
-        .toolset(
-            Toolset::new()
-                .with(SearchDocuments)
-                .with(ReadDocumentSpan)
-                .with(CreateDraftTicket)
-                .with(SendEmail)
-                .with(DeleteDocument)
-                .with(GetPolicyRevision),
-        )
+        .toolset(tool_contract_examples::toolset())
         .build()
         .map_err(|e| e.to_string())?;
     let export = Exporter::new(args.dialect)

@@ -4,15 +4,13 @@ use std::path::PathBuf;
 
 use tool_contract::lock::{check_contracts, Finding, Lock, LockError, Mode};
 use tool_contract::{Registry, ToolContract};
-use tool_contract_examples::GetPolicyRevision;
 
 use crate::contract;
 
 /// The examples crate's six tools, as the `export` and `demo` binaries register them.
 fn examples_registry() -> Registry {
     Registry::builder()
-        .toolset(crate::seed_tools())
-        .tool(GetPolicyRevision)
+        .toolset(tool_contract_examples::toolset())
         .build()
         .unwrap()
 }

@@ -78,12 +78,9 @@ fn common(value: &mut Value, pointer: &str, scope: Scope<'_>) -> Result<(), Expo
     let Value::Object(m) = value else {
         return Ok(());
     };
-    if m.contains_key("$ref") {
-        rewrite::bare_ref(m);
+    if rewrite::normalize(m, pointer, scope)? {
         return Ok(());
     }
-    rewrite::simplify_unions(m, pointer, scope)?;
-    rewrite::const_to_enum(m);
     if let Some(Value::Object(props)) = m.get("properties") {
         if props.len() > 1 {
             let order: Vec<Value> = props.keys().map(|k| Value::String(k.clone())).collect();
@@ -118,9 +115,7 @@ fn openapi(value: &mut Value, pointer: &str, scope: Scope<'_>) -> Result<(), Exp
     }
     single_type(m, pointer, scope)?;
     m.shift_remove("additionalProperties");
-    rewrite::keep_only(m, &|k, v| {
-        KEYWORDS.contains(&k) && (k != "format" || v.as_str().is_some_and(|f| FORMATS.contains(&f)))
-    });
+    rewrite::keep_listed(m, KEYWORDS, FORMATS);
     rewrite::for_each_child(m, pointer, &mut |child, p| openapi(child, p, scope))?;
     if let Some(Value::String(t)) = m.get_mut("type") {
         *t = t.to_uppercase();

@@ -92,15 +92,10 @@ fn node(value: &mut Value, pointer: &str, scope: Scope<'_>) -> Result<(), Export
     let Value::Object(m) = value else {
         return Ok(());
     };
-    if m.contains_key("$ref") {
-        rewrite::bare_ref(m);
+    if rewrite::normalize(m, pointer, scope)? {
         return Ok(());
     }
-    rewrite::simplify_unions(m, pointer, scope)?;
-    rewrite::const_to_enum(m);
-    rewrite::keep_only(m, &|k, v| {
-        KEYWORDS.contains(&k) && (k != "format" || v.as_str().is_some_and(|f| FORMATS.contains(&f)))
-    });
+    rewrite::keep_listed(m, KEYWORDS, FORMATS);
     rewrite::for_each_child(m, pointer, &mut |child, p| node(child, p, scope))?;
     if m.contains_key("properties") {
         close_object(m);

@@ -208,8 +208,31 @@ pub(super) fn keep_only(m: &mut Map<String, Value>, keep: &dyn Fn(&str, &Value) 
     }
 }
 
+/// Keeps `keywords` (and `format` only with one of `formats`); see [`keep_only`].
+pub(super) fn keep_listed(m: &mut Map<String, Value>, keywords: &[&str], formats: &[&str]) {
+    keep_only(m, &|k, v| {
+        keywords.contains(&k) && (k != "format" || v.as_str().is_some_and(|f| formats.contains(&f)))
+    });
+}
+
+/// What OpenAI and Gemini both need: a `$ref` loses its siblings (then `Ok(true)`: nothing
+/// else to rewrite there), `oneOf`/`allOf` are simplified, `const` becomes `enum`.
+pub(super) fn normalize(
+    m: &mut Map<String, Value>,
+    pointer: &str,
+    scope: Scope<'_>,
+) -> Result<bool, ExportError> {
+    if m.contains_key("$ref") {
+        bare_ref(m);
+        return Ok(true);
+    }
+    simplify_unions(m, pointer, scope)?;
+    const_to_enum(m);
+    Ok(false)
+}
+
 /// `const: x` → `enum: [x]`, same meaning, accepted by every dialect.
-pub(super) fn const_to_enum(m: &mut Map<String, Value>) {
+fn const_to_enum(m: &mut Map<String, Value>) {
     if let Some(c) = m.get("const").cloned() {
         replace_key(m, "const", "enum", Value::Array(vec![c]));
     }
@@ -228,7 +251,7 @@ fn replace_key(m: &mut Map<String, Value>, old: &str, new: &str, value: Value) {
 }
 
 /// A `$ref` with siblings keeps only the `$ref` (providers ignore or reject the siblings).
-pub(super) fn bare_ref(m: &mut Map<String, Value>) {
+fn bare_ref(m: &mut Map<String, Value>) {
     if let Some(r) = m.get("$ref").cloned() {
         m.clear();
         m.insert("$ref".into(), r);
