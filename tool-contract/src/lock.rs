@@ -36,9 +36,18 @@ use crate::schema::{schema_hash, sha256_canonical};
 use crate::{Registry, ToolContract};
 
 /// The environment variable that switches [`check`] to rewriting the lock.
+///
+/// ```
+/// assert_eq!(tool_contract::lock::ENV_VAR, "TOOL_CONTRACT_LOCK");
+/// ```
 pub const ENV_VAR: &str = "TOOL_CONTRACT_LOCK";
 
-/// The contract fields hashed one by one, as named in the contract's JSON.
+/// The contract fields hashed one by one, as named in the contract's JSON. The implementation
+/// id is not among them, nor anywhere in the lock.
+///
+/// ```
+/// assert!(tool_contract::lock::PARTS.contains(&"timeout_ms"));
+/// ```
 pub const PARTS: &[&str] = &[
     "description",
     "effect",
@@ -75,6 +84,18 @@ pub struct Lock {
 }
 
 /// One locked tool version.
+///
+/// ```
+/// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// let entry = tool_contract::lock::LockEntry::of(PingService::contract());
+/// assert_eq!((entry.name.as_str(), entry.version.as_str()), ("ping_service", "1.0.0"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LockEntry {
@@ -87,6 +108,19 @@ pub struct LockEntry {
 }
 
 /// The hashes of a locked tool version (all `sha256:` of RFC 8785 canonical JSON).
+///
+/// ```
+/// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// let fp = tool_contract::lock::LockEntry::of(PingService::contract()).fingerprint;
+/// assert_eq!(fp.input_schema_sha256, PingService::contract().fingerprint.input_schema_sha256);
+/// assert_eq!(fp.parts.len(), tool_contract::lock::PARTS.len());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct LockedFingerprint {
@@ -101,7 +135,7 @@ pub struct LockedFingerprint {
 }
 
 impl LockEntry {
-    /// The entry of `contract` as it is now.
+    /// The entry of `contract` as it is now (see [`LockEntry`] for an example).
     pub fn of(contract: &ToolContract) -> Self {
         let json = serde_json::to_value(contract).unwrap_or_default();
         let parts = PARTS
@@ -152,7 +186,7 @@ impl LockEntry {
 }
 
 impl Lock {
-    /// The lock of `contracts`, sorted by name then version.
+    /// The lock of `contracts`, sorted by name then version (see [`Lock`] for an example).
     pub fn from_contracts<'a>(contracts: impl IntoIterator<Item = &'a ToolContract>) -> Self {
         let mut tools: Vec<LockEntry> = contracts.into_iter().map(LockEntry::of).collect();
         tools.sort_by(|a, b| {
@@ -162,11 +196,31 @@ impl Lock {
     }
 
     /// The lock of every tool version in `registry`.
+    ///
+    /// ```
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let registry = Registry::builder().tool(PingService).build().unwrap();
+    /// let lock = tool_contract::lock::Lock::from_registry(&registry);
+    /// assert_eq!(lock.format, 1);
+    /// assert_eq!(lock.tools.len(), 1);
+    /// ```
     pub fn from_registry(registry: &Registry) -> Self {
         Self::from_contracts(registry.contracts())
     }
 
     /// Reads a lock file.
+    ///
+    /// ```
+    /// # use tool_contract::lock::{Lock, LockError};
+    /// let err = Lock::read(std::path::Path::new("/nonexistent/tools.lock.json")).unwrap_err();
+    /// assert!(matches!(err, LockError::Io { .. }));
+    /// ```
     pub fn read(path: &Path) -> Result<Self, LockError> {
         let text = std::fs::read_to_string(path).map_err(|e| LockError::Io {
             path: path.to_owned(),
@@ -179,6 +233,22 @@ impl Lock {
     }
 
     /// Writes the lock as pretty JSON with a final newline.
+    ///
+    /// ```
+    /// # use tool_contract::lock::Lock;
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let path = std::env::temp_dir().join(format!("doc-write-{}.json", std::process::id()));
+    /// let lock = Lock::from_contracts([PingService::contract()]);
+    /// lock.write(&path).unwrap();
+    /// assert_eq!(Lock::read(&path).unwrap(), lock);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// ```
     pub fn write(&self, path: &Path) -> Result<(), LockError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default() + "\n";
         std::fs::write(path, text).map_err(|e| LockError::Io {
@@ -188,6 +258,22 @@ impl Lock {
     }
 
     /// What differs between this (the locked state) and `current`.
+    ///
+    /// ```
+    /// # use tool_contract::lock::{Finding, Lock};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let locked = Lock::from_contracts([PingService::contract()]);
+    /// let mut changed = PingService::contract().clone();
+    /// changed.effect = tool_contract::Effect::ExternalRead;
+    /// let findings = locked.compare(&Lock::from_contracts([&changed]));
+    /// assert!(matches!(&findings[..], [Finding::Changed { parts, .. }] if parts == &["effect"]));
+    /// ```
     pub fn compare(&self, current: &Lock) -> Vec<Finding> {
         let mut findings = Vec::new();
         for now in &current.tools {
@@ -243,6 +329,13 @@ fn version_key(v: &str) -> (Option<semver::Version>, &str) {
 }
 
 /// One difference between the lock and the registry.
+///
+/// ```
+/// use tool_contract::lock::Finding;
+/// let f = Finding::New { tool: "ping_service".into(), version: "1.0.0".into() };
+/// assert!(f.is_failure());
+/// assert_eq!(f.to_string(), "`ping_service` 1.0.0: not in the lock; run with TOOL_CONTRACT_LOCK=overwrite to record it");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Finding {
@@ -292,7 +385,13 @@ pub enum Finding {
 }
 
 impl Finding {
-    /// Whether this finding fails the check.
+    /// Whether this finding fails the check: all but [`Finding::Bumped`].
+    ///
+    /// ```
+    /// use tool_contract::lock::Finding;
+    /// let bumped = Finding::Bumped { tool: "t".into(), from: "1.0.0".into(), to: "1.1.0".into(), parts: vec![] };
+    /// assert!(!bumped.is_failure());
+    /// ```
     pub fn is_failure(&self) -> bool {
         !matches!(self, Finding::Bumped { .. })
     }
@@ -329,7 +428,15 @@ impl fmt::Display for Finding {
     }
 }
 
-/// What [`check`] found.
+/// What [`check`] found; its `Display` is the readable report.
+///
+/// ```no_run
+/// use tool_contract::lock::LockReport;
+/// # let report: LockReport = unimplemented!();
+/// if !report.is_ok() {
+///     panic!("{report}");
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LockReport {
@@ -342,7 +449,8 @@ pub struct LockReport {
 }
 
 impl LockReport {
-    /// Whether no finding fails the check.
+    /// Whether no finding fails the check (always true once the lock was rewritten); see
+    /// [`check_contracts`] for an example.
     pub fn is_ok(&self) -> bool {
         self.rewritten || !self.findings.iter().any(Finding::is_failure)
     }
@@ -370,6 +478,11 @@ impl fmt::Display for LockReport {
 }
 
 /// Whether [`check`] compares or rewrites.
+///
+/// ```
+/// # use tool_contract::lock::Mode;
+/// assert_ne!(Mode::Check, Mode::Overwrite);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Compare the registry with the lock.
@@ -401,6 +514,12 @@ impl Mode {
 }
 
 /// Why the lock check failed.
+///
+/// ```
+/// use tool_contract::lock::LockError;
+/// let err = LockError::BadEnv { value: "1".into() };
+/// assert_eq!(err.to_string(), "TOOL_CONTRACT_LOCK=\"1\" is not understood; use TOOL_CONTRACT_LOCK=overwrite or unset it");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LockError {
@@ -455,6 +574,21 @@ impl std::error::Error for LockError {}
 ///
 /// Returns the report when the check passes (it may hold [`Finding::Bumped`] notes) and
 /// [`LockError::Mismatch`] with the report when it fails.
+///
+/// ```
+/// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// let registry = Registry::builder().tool(PingService).build().unwrap();
+/// let path = std::env::temp_dir().join(format!("doc-check-{}.json", std::process::id()));
+/// // No lock yet: the error says how to create one.
+/// let err = tool_contract::lock::check(&registry, &path).unwrap_err();
+/// assert!(err.to_string().contains("TOOL_CONTRACT_LOCK=overwrite"));
+/// ```
 pub fn check(registry: &Registry, path: impl AsRef<Path>) -> Result<LockReport, LockError> {
     check_contracts(registry.contracts(), path.as_ref(), Mode::from_env()?)
 }
@@ -511,7 +645,21 @@ pub fn check_contracts<'a>(
 }
 
 /// [`check`] that panics with the readable report on failure, and prints notes (bumped
-/// versions to record) to stderr: for tests.
+/// versions to record) to stderr: for tests. [`assert_locked!`](crate::assert_locked) fills in
+/// the path next to the crate's `Cargo.toml`.
+///
+/// ```should_panic
+/// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// let registry = Registry::builder().tool(PingService).build().unwrap();
+/// // Panics: there is no lock at this path.
+/// tool_contract::lock::assert_locked(&registry, "/nonexistent/tools.lock.json");
+/// ```
 #[track_caller]
 pub fn assert_locked(registry: &Registry, path: impl AsRef<Path>) {
     match check(registry, path) {

@@ -815,3 +815,37 @@ fn gemini_replaces_const_and_type_lists() {
     );
     assert!(check_gemini(&decl["parameters"], true).is_empty());
 }
+
+/// Arguments of `ping_service`: none.
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+struct PingServiceArgs {}
+
+/// Checks that the service answers. Use it before other calls; it returns nothing else.
+#[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+async fn ping_service(_args: PingServiceArgs) -> Result<bool, ToolError> {
+    Ok(true)
+}
+
+#[test]
+fn a_tool_without_arguments_exports_in_every_dialect() {
+    let c = PingService::contract();
+    for dialect in Dialect::ALL {
+        let tool = Exporter::new(dialect)
+            .export_contract(c)
+            .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        match dialect {
+            Dialect::OpenAi => {
+                let params = &tool["function"]["parameters"];
+                assert_eq!(params["properties"], json!({}));
+                assert!(check_openai(params, c).is_empty(), "{params}");
+            }
+            Dialect::Anthropic => assert!(check_anthropic(&tool["input_schema"]).is_empty()),
+            // "For a function with no parameters, this can be left unset."
+            Dialect::Gemini | Dialect::GeminiOpenApi => {
+                assert_eq!(tool.as_object().unwrap().len(), 2, "{tool}")
+            }
+            _ => {}
+        }
+    }
+}

@@ -68,6 +68,10 @@ pub(super) fn openapi_parameters(input: &Value, scope: Scope<'_>) -> Result<Valu
     let mut schema = json_parameters(input, scope)?;
     if let Value::Object(m) = &mut schema {
         m.shift_remove("$defs");
+        if m.get("properties").is_none() {
+            // No arguments: `declaration` leaves the parameters out.
+            return Ok(schema);
+        }
     }
     openapi(&mut schema, "", scope)?;
     Ok(schema)
@@ -153,9 +157,16 @@ fn single_type(
     Ok(())
 }
 
-/// A Gemini function declaration with either kind of parameters.
+/// A Gemini function declaration with either kind of parameters; a tool without arguments
+/// has none (the references: "for a function with no parameters, this can be left unset").
 pub(super) fn declaration(name: &str, description: &str, key: &str, parameters: Value) -> Value {
     let mut d = json!({ "name": name, "description": description });
-    d[key] = parameters;
+    let empty = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_none_or(|p| p.is_empty());
+    if !empty {
+        d[key] = parameters;
+    }
     d
 }

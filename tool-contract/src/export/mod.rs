@@ -259,8 +259,9 @@ impl fmt::Display for ExportError {
         match self {
             ExportError::Unrepresentable { tool, pointer, dialect, shape } => write!(
                 f,
-                "cannot export `{tool}` to {dialect}: {pointer} is {shape}, which {dialect}{} cannot express; give the field a typed struct or enum, or enable the non-strict fallback for this export",
-                if dialect.has_strict_mode() { " strict mode" } else { "" }
+                "cannot export `{tool}` to {dialect}: {pointer} is {shape}, which {dialect}{} cannot express; change the field's type, or export with the non-strict fallback (`Exporter::fallback_non_strict`, `--non-strict-fallback`){}",
+                if dialect.has_strict_mode() { " strict mode" } else { "" },
+                if *dialect == Dialect::GeminiOpenApi { ", which uses `parametersJsonSchema` for this tool" } else { "" }
             ),
             ExportError::LimitExceeded { tool, dialect, limit, actual, max } => write!(
                 f,
@@ -287,6 +288,21 @@ impl std::error::Error for ExportError {}
 ///
 /// Map the name a model calls back with [`Export::registry_name`] before handing the proposal
 /// to the registry.
+///
+/// ```
+/// use tool_contract::export::{Dialect, Exporter};
+/// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+/// # #[serde(deny_unknown_fields)]
+/// # struct PingArgs {}
+/// # /// Checks that the service answers. Use it before other calls; it returns nothing else.
+/// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+/// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+/// let mut c = PingService::contract().clone();
+/// c.name = "ping service".into();
+/// let export = Exporter::new(Dialect::OpenAi).export_contracts([&c]).unwrap();
+/// assert_eq!((export.renamed[0].tool.as_str(), export.renamed[0].exported.as_str()), ("ping service", "ping_service"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Renamed {
@@ -331,6 +347,19 @@ impl Export {
     /// The value to put in a request: the `tools` array for OpenAI, Anthropic and plain JSON
     /// Schema, `[{"functionDeclarations": [...]}]` for Gemini, the `tools/list` result
     /// `{"tools": [...]}` for MCP.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let export = Exporter::new(Dialect::OpenAi).export_contracts([PingService::contract()]).unwrap();
+    /// assert_eq!(export.to_value()[0]["function"]["name"], "ping_service");
+    /// ```
     pub fn to_value(&self) -> Value {
         match self.dialect {
             Dialect::Gemini | Dialect::GeminiOpenApi => {
@@ -386,6 +415,11 @@ struct Exported {
 
 impl Exporter {
     /// An exporter for `dialect`, strict, without fallback.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// assert_eq!(Exporter::new(Dialect::Mcp).dialect(), Dialect::Mcp);
+    /// ```
     pub fn new(dialect: Dialect) -> Self {
         Exporter {
             dialect,
@@ -394,30 +428,103 @@ impl Exporter {
         }
     }
 
-    /// Strict mode on (the default) or off; ignored by dialects without one.
+    /// Strict mode on (the default) or off; ignored by dialects without one. Off, the prompt
+    /// schema is the canonical one without `$schema`, `$id` and the root description.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let tool = Exporter::new(Dialect::Anthropic).strict(false).export_contract(PingService::contract()).unwrap();
+    /// assert_eq!(tool.get("strict"), None);
+    /// ```
     pub fn strict(mut self, on: bool) -> Self {
         self.strict = on;
         self
     }
 
     /// Export a tool strict mode cannot express (or one past Anthropic's per-request budgets)
-    /// without strict mode instead of failing.
+    /// without strict mode instead of failing. The export's
+    /// [`warnings`](Export::warnings) say which tool and why.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct SaveBlobArgs {
+    /// #     /// Any JSON document.
+    /// #     #[tool(unbounded = "a document")]
+    /// #     blob: serde_json::Value,
+    /// # }
+    /// /// Saves any JSON document. Use it to keep data for later; it returns nothing else.
+    /// #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// async fn save_blob(args: SaveBlobArgs) -> Result<bool, ToolError> { Ok(true) }
+    ///
+    /// let strict = Exporter::new(Dialect::OpenAi);
+    /// let err = strict.export_contract(SaveBlob::contract()).unwrap_err();
+    /// assert!(err.to_string().contains("/properties/blob is any JSON value"));
+    ///
+    /// let export = strict.fallback_non_strict(true).export_contracts([SaveBlob::contract()]).unwrap();
+    /// assert_eq!(export.tools[0]["function"]["strict"], false);
+    /// assert!(export.warnings[0].contains("exported without strict mode"));
+    /// ```
     pub fn fallback_non_strict(mut self, on: bool) -> Self {
         self.fallback = on;
         self
     }
 
     /// The dialect.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// assert_eq!(Exporter::new(Dialect::Gemini).dialect().to_string(), "gemini");
+    /// ```
     pub fn dialect(&self) -> Dialect {
         self.dialect
     }
 
-    /// One tool's definition in the dialect (see the module docs for an example).
+    /// One tool's definition in the dialect.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let tool = Exporter::new(Dialect::OpenAiResponses).export_contract(PingService::contract()).unwrap();
+    /// assert_eq!(tool["name"], "ping_service");
+    /// assert_eq!(tool["parameters"]["additionalProperties"], false);
+    /// ```
     pub fn export_contract(&self, contract: &ToolContract) -> Result<Value, ExportError> {
         Ok(self.export_contracts([contract])?.tools.remove(0))
     }
 
-    /// The newest version of every tool in `registry`, by name.
+    /// The newest version of every tool in `registry`, sorted by name: a model sees one
+    /// definition per name, and the registry runs the newest version unless the context pins
+    /// another.
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let registry = Registry::builder().tool(PingService).build().unwrap();
+    /// let export = Exporter::new(Dialect::Mcp).export_registry(&registry).unwrap();
+    /// assert_eq!(export.to_value()["tools"][0]["name"], "ping_service");
+    /// ```
     pub fn export_registry(&self, registry: &Registry) -> Result<Export, ExportError> {
         let mut seen = std::collections::HashSet::new();
         // `contracts()` lists each name's versions newest first: keep the first of each.
@@ -429,6 +536,22 @@ impl Exporter {
     }
 
     /// The given contracts, in order, checked together (name collisions, request budgets).
+    ///
+    /// ```
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct PingArgs {}
+    /// #     /// Checks that the service answers. Use it before other calls; it returns nothing else.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let mut renamed = PingService::contract().clone();
+    /// renamed.name = "ping.service".into();
+    /// let export = Exporter::new(Dialect::Anthropic).export_contracts([&renamed]).unwrap();
+    /// assert_eq!(export.tools[0]["name"], "ping_service");
+    /// assert_eq!(export.registry_name("ping_service"), "ping.service");
+    /// ```
     pub fn export_contracts<'a>(
         &self,
         contracts: impl IntoIterator<Item = &'a ToolContract>,

@@ -97,7 +97,9 @@ fn node(value: &mut Value, pointer: &str, scope: Scope<'_>) -> Result<(), Export
     }
     rewrite::keep_listed(m, KEYWORDS, FORMATS);
     rewrite::for_each_child(m, pointer, &mut |child, p| node(child, p, scope))?;
-    if m.contains_key("properties") {
+    if m.contains_key("properties") || rewrite::types(m).contains(&"object") {
+        // An empty struct still lists its (no) properties, as strict mode wants.
+        m.entry("properties").or_insert_with(|| json!({}));
         close_object(m);
     }
     Ok(())

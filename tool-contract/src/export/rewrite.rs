@@ -132,8 +132,10 @@ pub(super) fn free_form(node: &Value) -> Option<&'static str> {
         if open || m.contains_key("patternProperties") {
             return Some("a map with free keys (`HashMap`, `BTreeMap` or `serde_json::Map`)");
         }
-        if !m.contains_key("properties") {
-            return Some("an object with no declared properties");
+        // `{}` with `additionalProperties: false` is an empty struct: fine. Without it, any
+        // object goes.
+        if !m.contains_key("properties") && !m.contains_key("additionalProperties") {
+            return Some("an object with any keys");
         }
     }
     if ts.contains(&"array") && !m.contains_key("prefixItems") {
