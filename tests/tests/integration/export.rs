@@ -552,6 +552,19 @@ fn free_form_fields_are_refused_naming_tool_field_and_dialect() {
             }
         }
     }
+    let mut pair = renamed("set_range");
+    pair.input_schema = json!({
+        "type": "object", "additionalProperties": false, "required": ["range"],
+        "properties": {"range": {"type": "array", "description": "From, to.", "minItems": 2, "maxItems": 2,
+            "prefixItems": [{"type": "integer"}, {"type": "integer"}], "items": false}}
+    });
+    for dialect in STRICT {
+        let err = Exporter::new(dialect).export_contract(&pair).unwrap_err();
+        assert!(
+            err.to_string().contains("/properties/range is a tuple"),
+            "{err}"
+        );
+    }
     // Dialects without a strict subset carry them as they are.
     for dialect in [Dialect::JsonSchema, Dialect::Gemini, Dialect::Mcp] {
         Exporter::new(dialect)

@@ -109,7 +109,8 @@ pub(super) fn types(m: &Map<String, Value>) -> Vec<&str> {
 }
 
 /// The shape of `node` that no strict dialect can express, if any: any JSON value, a map with
-/// free keys, or an array of anything. Only the node itself is looked at, not its children.
+/// free keys, an array of anything, a tuple. Only the node itself is looked at, not its
+/// children.
 pub(super) fn free_form(node: &Value) -> Option<&'static str> {
     let m = match node {
         Value::Bool(true) => return Some("any JSON value (`serde_json::Value`)"),
@@ -138,7 +139,10 @@ pub(super) fn free_form(node: &Value) -> Option<&'static str> {
             return Some("an object with any keys");
         }
     }
-    if ts.contains(&"array") && !m.contains_key("prefixItems") {
+    if m.contains_key("prefixItems") {
+        return Some("a tuple (`prefixItems`)");
+    }
+    if ts.contains(&"array") {
         match m.get("items") {
             None | Some(Value::Bool(true)) => return Some("an array of any JSON values"),
             Some(Value::Object(i)) if i.is_empty() => return Some("an array of any JSON values"),
