@@ -14,19 +14,22 @@ struct Rule {
 fn rule(dialect: Dialect) -> Option<Rule> {
     match dialect {
         Dialect::JsonSchema => None,
-        // `^[a-zA-Z0-9_-]{1,64}$` (OpenAI function name, Anthropic tool name).
+        // `^[a-zA-Z0-9_-]{1,64}$`: OpenAI's API reference ("a-z, A-Z, 0-9, or contain
+        // underscores and dashes, with a maximum length of 64") and Anthropic's tool name.
         Dialect::OpenAi | Dialect::OpenAiResponses | Dialect::Anthropic => Some(Rule {
             max: 64,
             extra: &['_', '-'],
             letter_first: false,
         }),
-        // A letter or `_` first, then letters, digits, `_`, `.`, `-`; at most 64.
+        // A letter or `_` first, then letters, digits, `_`, `.`, `-`; at most 64 (the Gemini
+        // and Vertex AI `FunctionDeclaration.name` references).
         Dialect::Gemini | Dialect::GeminiOpenApi => Some(Rule {
             max: 64,
             extra: &['_', '.', '-'],
             letter_first: true,
         }),
-        // MCP: 1 to 128 of letters, digits, `_`, `-`, `.`.
+        // MCP: 1 to 128 of letters, digits, `_`, `-`, `.` (specification 2025-11-25,
+        // <https://modelcontextprotocol.io/specification/2025-11-25/server/tools#tool-names>).
         Dialect::Mcp => Some(Rule {
             max: 128,
             extra: &['_', '-', '.'],

@@ -1,8 +1,8 @@
 //! OpenAI function tools, Chat Completions and Responses shapes, strict mode.
 //!
 //! Rules, from OpenAI's Structured Outputs guide, "Supported schemas"
-//! (<https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>) and the
-//! function-calling reference:
+//! (<https://developers.openai.com/api/docs/guides/structured-outputs#supported-schemas>) and
+//! the API reference of function names:
 //! - every object has `additionalProperties: false`, and every property is in `required`; an
 //!   optional property becomes nullable (`[T, "null"]`), and the pipeline drops that `null`
 //!   again before validation, so the canonical default applies;
