@@ -706,6 +706,27 @@ fn anthropic_request_budgets_are_reported_and_the_fallback_stays_within_them() {
         .unwrap_err();
     assert!(err.to_string().contains("27 optional parameters"), "{err}");
 
+    // 17 required but nullable fields: 17 union-typed parameters, over the 16 allowed.
+    let mut unions = renamed("fill_form");
+    let fields: serde_json::Map<String, Value> = (0..17)
+        .map(|i| {
+            (
+                format!("f{i}"),
+                json!({"type": ["string", "null"], "description": "A field."}),
+            )
+        })
+        .collect();
+    let names: Vec<&String> = fields.keys().collect();
+    unions.input_schema = json!({"type": "object", "additionalProperties": false, "required": names, "properties": fields});
+    let err = Exporter::new(Dialect::Anthropic)
+        .export_contract(&unions)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("17 union-typed parameters across strict tools, more than the 16"),
+        "{err}"
+    );
+
     let export = Exporter::new(Dialect::Anthropic)
         .fallback_non_strict(true)
         .export_contracts(&searches)
