@@ -883,3 +883,42 @@ fn a_tool_without_arguments_exports_in_every_dialect() {
         }
     }
 }
+
+#[test]
+fn a_registry_refuses_at_build_time_what_a_required_dialect_cannot_express() {
+    use tool_contract::RegistryError;
+    // The seed's tools build under every strict dialect at once.
+    let mut builder = Registry::builder().toolset(seed_tools());
+    for d in Dialect::ALL {
+        builder = builder.check_export(Exporter::new(d));
+    }
+    builder.build().expect("the seed's tools export everywhere");
+
+    let refused = Registry::builder()
+        .tool(TagNote)
+        .lint_bounds(false)
+        .check_export(Exporter::new(Dialect::Mcp))
+        .check_export(Exporter::new(Dialect::Anthropic))
+        .build()
+        .unwrap_err();
+    match &refused {
+        RegistryError::Export(ExportError::Unrepresentable {
+            tool,
+            pointer,
+            dialect,
+            ..
+        }) => {
+            assert_eq!(tool, "tag_note");
+            assert_eq!(pointer, "/properties/labels");
+            assert_eq!(*dialect, Dialect::Anthropic);
+        }
+        other => panic!("{other:?}"),
+    }
+    // With the fallback the host asked for, the same registry builds.
+    Registry::builder()
+        .tool(TagNote)
+        .lint_bounds(false)
+        .check_export(Exporter::new(Dialect::Anthropic).fallback_non_strict(true))
+        .build()
+        .expect("non-strict fallback");
+}
