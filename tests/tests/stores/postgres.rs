@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tool_contract::store::sqlx::postgres::{PgPool, PgPoolOptions};
+use tool_contract::store::sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use tool_contract::store::sqlx::{self, Connection};
 use tool_contract::store::PgStore;
 
@@ -213,6 +213,33 @@ async fn concurrent_stores_on_a_new_schema_migrate_once() {
     .await
     .unwrap();
     assert_eq!(versions, [1]);
+}
+
+#[tokio::test]
+async fn from_pool_puts_the_tables_on_the_search_path() {
+    let Some(url) = database_url("from_pool_puts_the_tables_on_the_search_path") else {
+        return;
+    };
+    let schema = Schema::new(&url);
+    let admin = pool(&url).await;
+    let create = format!("CREATE SCHEMA \"{}\"", schema.name);
+    sqlx::query(&create).execute(&admin).await.unwrap();
+    let options: PgConnectOptions = url.parse().unwrap();
+    let options = options.options([("search_path", schema.name.as_str())]);
+    let scoped = PgPoolOptions::new().connect_with(options).await.unwrap();
+    let store = PgStore::from_pool(scoped).await.unwrap();
+    checks::five_claim_cases(&store).await;
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
+    )
+    .bind(&schema.name)
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert_eq!(
+        tables, 3,
+        "tc_idempotency, tc_consumed_grants, tc_schema_version"
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
-//! Store-level checks the SQL backends share, written once and run by `sqlite.rs` and
-//! `postgres.rs` through [`store_checks!`], plus the harness of the cross-process race.
+//! What the SQL backends' tests share, written once and run by `sqlite.rs` and
+//! `postgres.rs`: store-level checks (through [`store_checks!`]), a keyed write tool whose
+//! executions are lines in a file, restart through the pipeline, and the harness of two OS
+//! processes racing on one key.
 //!
 //! Each backend module provides `async fn fresh(test: &str) -> Option<Fixture<Store>>` (an
 //! empty store, or `None` after printing why the test is skipped) and includes this file.
