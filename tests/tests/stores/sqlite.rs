@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tempfile::TempDir;
 use tool_contract::store::sqlx::{self, Connection};
-use tool_contract::store::SqliteStore;
+use tool_contract::store::{Claim, IdempotencyStore, SqliteStore};
 
 // Included by each SQL backend's module: the checks are generic, the macro that
 // instantiates them needs the module's own `fresh`.
@@ -16,7 +16,7 @@ use tool_contract::store::SqliteStore;
 mod checks;
 
 use crate::conformance::Backend;
-use checks::Fixture;
+use checks::{req, Fixture};
 
 /// An empty store in a new temp dir; SQLite needs no server, so it never skips.
 async fn fresh(_test: &str) -> Option<Fixture<SqliteStore>> {
@@ -131,6 +131,39 @@ async fn concurrent_opens_of_a_new_file_migrate_once() {
         .await
         .unwrap();
     assert_eq!(versions, [1]);
+}
+
+#[tokio::test]
+async fn another_writer_is_waited_for_not_failed() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("tc.db");
+    let store = SqliteStore::open(&path).await.unwrap();
+    // Another process (here: another connection) holds the file's write lock.
+    let mut other = raw(&path).await;
+    sqlx::query("BEGIN IMMEDIATE")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let reopen = tokio::spawn({
+        let path = path.clone();
+        async move { SqliteStore::open(path).await }
+    });
+    let claim = tokio::spawn({
+        let store = store.clone();
+        async move { store.claim(req("k", "a", "t1", 0)).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        !reopen.is_finished() && !claim.is_finished(),
+        "they wait for the lock"
+    );
+    sqlx::query("COMMIT").execute(&mut other).await.unwrap();
+    let reopened = reopen.await.unwrap().unwrap();
+    assert_eq!(claim.await.unwrap().unwrap(), Claim::Acquired);
+    assert!(matches!(
+        reopened.claim(req("k", "a", "t2", 0)).await.unwrap(),
+        Claim::InProgress { .. }
+    ));
 }
 
 #[tokio::test]
