@@ -22,14 +22,17 @@ mod checks;
 use crate::conformance::Backend;
 use checks::Fixture;
 
-/// The server's URL, or `None` after saying the test is skipped.
-fn database_url(test: &str) -> Option<String> {
+/// The server's URL, or `None` after saying the running test is skipped.
+fn database_url() -> Option<String> {
     match std::env::var("DATABASE_URL") {
         Ok(url) if !url.is_empty() => Some(url),
         _ => {
-            // Straight to the process's stderr, past libtest's capture, so a run without
-            // a database says so even when every test passes.
-            let line = format!("SKIPPED (DATABASE_URL not set): postgres::{test}\n");
+            // libtest runs each test on a thread named after it. Straight to the process's
+            // stderr, past libtest's capture, so a run without a database says so even when
+            // every test passes.
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("a postgres test");
+            let line = format!("SKIPPED (DATABASE_URL not set): {test}\n");
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             None
         }
@@ -94,8 +97,8 @@ async fn pool(url: &str) -> PgPool {
 }
 
 /// An empty store in a schema of its own.
-async fn fresh(test: &str) -> Option<Fixture<PgStore>> {
-    let url = database_url(test)?;
+async fn fresh() -> Option<Fixture<PgStore>> {
+    let url = database_url()?;
     let schema = Schema::new(&url);
     let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
         .await
@@ -122,9 +125,7 @@ impl Pg {
     }
 
     async fn store(&self) -> Option<PgStore> {
-        // libtest names the thread that runs a test after the test.
-        let thread = std::thread::current();
-        let url = database_url(thread.name().unwrap_or("a conformance case"))?;
+        let url = database_url()?;
         let schema = Schema::new(&url);
         let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
             .await
@@ -155,7 +156,7 @@ conformance_tests!(Pg::new());
 
 #[tokio::test]
 async fn restart_replays_through_the_pipeline() {
-    let Some(url) = database_url("restart_replays_through_the_pipeline") else {
+    let Some(url) = database_url() else {
         return;
     };
     let schema = Schema::new(&url);
@@ -169,7 +170,7 @@ async fn restart_replays_through_the_pipeline() {
 
 #[tokio::test]
 async fn restart_replays_a_completed_call() {
-    let Some(url) = database_url("restart_replays_a_completed_call") else {
+    let Some(url) = database_url() else {
         return;
     };
     let schema = Schema::new(&url);
@@ -188,7 +189,7 @@ async fn restart_replays_a_completed_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_stores_on_a_new_schema_migrate_once() {
-    let Some(url) = database_url("concurrent_stores_on_a_new_schema_migrate_once") else {
+    let Some(url) = database_url() else {
         return;
     };
     let schema = Arc::new(Schema::new(&url));
@@ -217,7 +218,7 @@ async fn concurrent_stores_on_a_new_schema_migrate_once() {
 
 #[tokio::test]
 async fn from_pool_puts_the_tables_on_the_search_path() {
-    let Some(url) = database_url("from_pool_puts_the_tables_on_the_search_path") else {
+    let Some(url) = database_url() else {
         return;
     };
     let schema = Schema::new(&url);
@@ -244,7 +245,7 @@ async fn from_pool_puts_the_tables_on_the_search_path() {
 
 #[tokio::test]
 async fn a_schema_from_a_newer_version_is_refused() {
-    let Some(url) = database_url("a_schema_from_a_newer_version_is_refused") else {
+    let Some(url) = database_url() else {
         return;
     };
     let schema = Schema::new(&url);
@@ -300,7 +301,7 @@ async fn an_unreachable_server_fails_within_seconds() {
 
 #[test]
 fn two_processes_race_one_key() {
-    let Some(url) = database_url("two_processes_race_one_key") else {
+    let Some(url) = database_url() else {
         return;
     };
     let dir = tempfile::TempDir::new().unwrap();

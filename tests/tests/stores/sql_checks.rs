@@ -3,8 +3,8 @@
 //! executions are lines in a file, restart through the pipeline, and the harness of two OS
 //! processes racing on one key.
 //!
-//! Each backend module provides `async fn fresh(test: &str) -> Option<Fixture<Store>>` (an
-//! empty store, or `None` after printing why the test is skipped) and includes this file.
+//! Each backend module provides `async fn fresh() -> Option<Fixture<Store>>` (an empty store,
+//! or `None` after printing why the running test is skipped) and includes this file.
 
 use std::any::Any;
 use std::fs;
@@ -276,7 +276,7 @@ macro_rules! store_checks {
     () => {
         #[tokio::test]
         async fn claim_decides_the_five_cases() {
-            let Some(f) = fresh("claim_decides_the_five_cases").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::five_claim_cases(&*f.store).await;
@@ -284,7 +284,7 @@ macro_rules! store_checks {
 
         #[tokio::test]
         async fn only_the_holder_completes_or_releases() {
-            let Some(f) = fresh("only_the_holder_completes_or_releases").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::only_the_holder_completes_or_releases(&*f.store).await;
@@ -292,7 +292,7 @@ macro_rules! store_checks {
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn thousand_concurrent_claims_acquire_once() {
-            let Some(f) = fresh("thousand_concurrent_claims_acquire_once").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::concurrent_claims_acquire_once(f.store.clone(), 1_000).await;
@@ -300,7 +300,7 @@ macro_rules! store_checks {
 
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
         async fn hundred_concurrent_consumers_consume_a_grant_once() {
-            let Some(f) = fresh("hundred_concurrent_consumers_consume_a_grant_once").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::concurrent_consumers_consume_once(f.store.clone(), 100).await;
@@ -308,7 +308,7 @@ macro_rules! store_checks {
 
         #[tokio::test]
         async fn purge_forgets_expired_records_and_grants() {
-            let Some(f) = fresh("purge_forgets_expired_records_and_grants").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::purge_forgets_expired(&*f.store).await;
@@ -316,7 +316,7 @@ macro_rules! store_checks {
 
         #[tokio::test]
         async fn out_of_range_times_are_errors() {
-            let Some(f) = fresh("out_of_range_times_are_errors").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             checks::out_of_range_times_are_errors(&*f.store).await;
@@ -324,7 +324,7 @@ macro_rules! store_checks {
 
         #[tokio::test]
         async fn closed_store_fails_every_call() {
-            let Some(f) = fresh("closed_store_fails_every_call").await else {
+            let Some(f) = fresh().await else {
                 return;
             };
             f.store.close().await;

@@ -19,7 +19,7 @@ use crate::conformance::Backend;
 use checks::{req, Fixture};
 
 /// An empty store in a new temp dir; SQLite needs no server, so it never skips.
-async fn fresh(_test: &str) -> Option<Fixture<SqliteStore>> {
+async fn fresh() -> Option<Fixture<SqliteStore>> {
     let dir = TempDir::new().unwrap();
     let store = SqliteStore::open(dir.path().join("tc.db")).await.unwrap();
     Some(Fixture {
