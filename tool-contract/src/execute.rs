@@ -103,7 +103,9 @@ fn backoff(
     Duration::from_millis(jittered.max(retry_after_ms.unwrap_or(0)))
 }
 
-pub(crate) async fn run(inner: &Inner, call: PreparedCall) -> Observation {
+/// Not an `async fn`: a wrapper future would hold its own copy of `call` beside the one moved
+/// into `run_inner`'s, and every extra byte of the call's future is copied when it is moved.
+pub(crate) fn run(inner: &Inner, call: PreparedCall) -> impl Future<Output = Observation> + '_ {
     let c = call.entry.contract;
     let span = tracing::info_span!(
         "execute_tool",
@@ -117,7 +119,7 @@ pub(crate) async fn run(inner: &Inner, call: PreparedCall) -> Observation {
         "tool.outcome" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
     );
-    run_inner(inner, call, span.clone()).instrument(span).await
+    run_inner(inner, call, span.clone()).instrument(span)
 }
 
 async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -> Observation {
@@ -128,7 +130,15 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let keep_records = inner.sink.is_some();
     let mut attempts: Vec<AttemptRecord> = Vec::new();
     let mut diagnostics = Vec::new();
-    let held = match crate::idempotency::begin(inner, c, &call.ctx, &call.args).await {
+    // The cold awaits (idempotency store, timer, backoff) are boxed: inline, their states
+    // made every call's future several KiB, and a future is copied each time it is moved
+    // (into the runtime, into `instrument`); a key-less call must not pay for the store.
+    let begun = if call.ctx.idempotency_key().is_some() {
+        Box::pin(crate::idempotency::begin(inner, c, &call.ctx, &call.args)).await
+    } else {
+        Ok(None)
+    };
+    let held = match begun {
         Ok(held) => held,
         Err(early) => {
             let meta = Meta::of(
@@ -225,7 +235,9 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                     std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
                 let timed = match first {
                     std::task::Poll::Ready(done) => Ok(done),
-                    std::task::Poll::Pending => tokio::time::timeout(per_attempt, fut).await,
+                    std::task::Poll::Pending => {
+                        Box::pin(tokio::time::timeout(per_attempt, fut)).await
+                    }
                 };
                 match timed {
                     Ok(Ok(result)) => result,
@@ -290,7 +302,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
             break Err(err);
         }
         last_err = Some(err);
-        tokio::time::sleep(delay).await;
+        Box::pin(tokio::time::sleep(delay)).await;
     };
 
     // The output contract: the one serialization that becomes the envelope's data is the one
@@ -345,7 +357,14 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     };
     if let Some(held) = held {
         let disposition = crate::idempotency::disposition(observation.error.as_ref(), attempt > 0);
-        crate::idempotency::end(inner, held, disposition, &observation, &mut diagnostics).await;
+        Box::pin(crate::idempotency::end(
+            inner,
+            held,
+            disposition,
+            &observation,
+            &mut diagnostics,
+        ))
+        .await;
     }
     let stage = if observation.ok { "done" } else { stage };
     record(

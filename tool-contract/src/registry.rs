@@ -650,7 +650,9 @@ impl Registry {
     /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
-            Ok(Prepared::Ready(call)) => self.execute(call).await,
+            // Straight to the executor's future, not through `execute`: one less layer
+            // holding a copy of the call in the future the caller moves around.
+            Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner, call).await,
             Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
             Err(rejection) => rejection.into_observation(),
         }

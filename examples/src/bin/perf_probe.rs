@@ -83,8 +83,17 @@ fn main() {
     let len = match which.as_str() {
         "floor" => run_floor(&rt, &store, n),
         "full" => run_full(&rt, &reg, &ctx, n),
+        // Futures are moved (memcpy) when polled through `block_on` and when nested: their
+        // size is part of the per-call cost.
+        "sizes" => {
+            println!(
+                "Registry::handle future: {} bytes",
+                std::mem::size_of_val(&reg.handle(PROPOSAL, &ctx))
+            );
+            0
+        }
         other => {
-            eprintln!("usage: perf_probe floor|full [N]; unknown workload {other:?}");
+            eprintln!("usage: perf_probe floor|full|sizes [N]; unknown workload {other:?}");
             std::process::exit(2);
         }
     };
