@@ -588,6 +588,58 @@ mod tests {
         }
     }
 
+    /// Any JSON value, with strings full of quotes, backslashes, control characters and
+    /// astral characters (all of which serde_json escapes or not in its own way).
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = proptest::collection::vec(
+            prop_oneof![
+                Just('"'),
+                Just('\\'),
+                Just('\u{1}'),
+                Just('\n'),
+                Just('é'),
+                Just('😀'),
+                any::<char>()
+            ],
+            0..24,
+        )
+        .prop_map(|cs| cs.into_iter().collect::<String>());
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            text.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((text.clone(), inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever serde_json writes, the hand-written parser reads back as serde_json does.
+        #[test]
+        fn reads_whatever_serde_json_writes(v in any_json()) {
+            for text in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+                let ours = Lite::parse(&text).map(|t| t.value()).ok();
+                proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
+            }
+        }
+
+        /// On any text at all, it accepts and refuses exactly what serde_json does.
+        #[test]
+        fn same_verdict_on_any_text(text in "[\\[\\]{}\",:0-9a-z.eE+\\\\ -]{0,24}") {
+            let ours = Lite::parse(&text).map(|t| t.value()).ok();
+            proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
+        }
+    }
+
     #[test]
     fn borrows_plain_strings_and_looks_up_pointers() {
         let text = r#"{"a": {"b/c": ["x", "y\n"]}}"#;
