@@ -17,6 +17,7 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
 use crate::extract::IdempotencyKey;
+use crate::fast::Args;
 use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
@@ -28,7 +29,7 @@ use crate::registry::{micros, millis, Decoded, Entry, Inner};
 pub struct PreparedCall {
     pub(crate) entry: Arc<Entry>,
     pub(crate) call_id: String,
-    pub(crate) args: Value,
+    pub(crate) args: Args,
     pub(crate) decoded: Option<Decoded>,
     pub(crate) ctx: ToolContext,
     pub(crate) reservation: Option<Reservation>,
@@ -54,7 +55,7 @@ impl PreparedCall {
     }
     /// The validated arguments, nulls dropped and defaults applied: what will run.
     pub fn arguments(&self) -> &Value {
-        &self.args
+        self.args.get(&self.entry.plan)
     }
     /// The resolved idempotency key, if any.
     pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
@@ -68,7 +69,7 @@ impl fmt::Debug for PreparedCall {
             .field("tool", &self.tool())
             .field("tool_version", &self.tool_version())
             .field("call_id", &self.call_id)
-            .field("arguments", &self.args)
+            .field("arguments", self.arguments())
             .finish_non_exhaustive()
     }
 }
@@ -134,7 +135,8 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     // made every call's future several KiB, and a future is copied each time it is moved
     // (into the runtime, into `instrument`); a key-less call must not pay for the store.
     let begun = if call.ctx.idempotency_key().is_some() {
-        Box::pin(crate::idempotency::begin(inner, c, &call.ctx, &call.args)).await
+        let args = call.args.get(&entry.plan);
+        Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
     } else {
         Ok(None)
     };
@@ -213,14 +215,17 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         };
         let decoded = match call.decoded.take() {
             Some(d) => Ok(d),
-            None => entry.runner.decode(&call.args).and_then(|d| {
-                d.map_err(|_| {
-                    ToolError::internal(
-                        "ARGUMENTS_REDECODE_FAILED",
-                        "validated arguments could not be decoded again",
-                    )
-                })
-            }),
+            None => entry
+                .runner
+                .decode(call.args.get(&entry.plan))
+                .and_then(|d| {
+                    d.map_err(|_| {
+                        ToolError::internal(
+                            "ARGUMENTS_REDECODE_FAILED",
+                            "validated arguments could not be decoded again",
+                        )
+                    })
+                }),
         };
         let t0 = tokio::time::Instant::now();
         let outcome = match decoded {
@@ -404,7 +409,7 @@ fn record(
                 tool_version: c.version.clone(),
                 contract_sha256: c.fingerprint.contract_sha256.clone(),
                 implementation: c.fingerprint.implementation.clone(),
-                arguments: std::mem::take(&mut call.args),
+                arguments: call.args.take(&call.entry.plan),
                 gates: call.gates.iter().map(|g| (*g).to_owned()).collect(),
                 attempts,
             }),

@@ -62,6 +62,7 @@ pub mod envelope;
 pub mod error;
 pub mod execute;
 pub mod extract;
+mod fast;
 pub mod idempotency;
 mod lite;
 pub mod policy;

@@ -34,18 +34,43 @@ impl<'a> Lite<'a> {
     /// other than plain non-negative integers are decoded by it, so the tree is the one
     /// `serde_json::from_str` would give.
     pub(crate) fn parse(text: &'a str) -> Result<Lite<'a>, ParseError> {
-        let mut p = Parser {
-            text,
-            bytes: text.as_bytes(),
-            pos: 0,
-            depth: 0,
+        Parser::new(text, None).all()
+    }
+
+    /// Parses a model's proposal on the fast path, or refuses: `None` whenever the text is not
+    /// plainly acceptable, and the caller then runs the full serde_json-based parser, which
+    /// gives the exact verdict and message. Refused here: anything malformed, nesting deeper
+    /// than `max_depth` (the outermost container is level 1) or `MAX_DEPTH`, more than
+    /// `max_values` values, a duplicate key in any object, and every number but a plain
+    /// integer that fits `u64` or `i64` (the number policy for the rest lives in the full
+    /// parser). What it accepts, it reads exactly as the full parser would.
+    pub(crate) fn parse_checked(
+        text: &'a str,
+        max_depth: usize,
+        max_values: usize,
+    ) -> Option<Self> {
+        let limits = Checks {
+            max_depth: max_depth.min(MAX_DEPTH),
+            max_values,
+            values: 0,
         };
-        let value = p.value()?;
-        p.skip_ws();
-        if p.pos != p.bytes.len() {
-            return Err(ParseError);
+        Parser::new(text, Some(limits)).all().ok()
+    }
+
+    /// An owned tree for a value (a schema default added to the arguments).
+    pub(crate) fn from_value(value: &Value) -> Lite<'static> {
+        match value {
+            Value::Null => Lite::Null,
+            Value::Bool(b) => Lite::Bool(*b),
+            Value::Number(n) => Lite::Number(n.clone()),
+            Value::String(s) => Lite::Str(Cow::Owned(s.clone())),
+            Value::Array(items) => Lite::Array(items.iter().map(Lite::from_value).collect()),
+            Value::Object(m) => Lite::Object(
+                m.iter()
+                    .map(|(k, v)| (Cow::Owned(k.clone()), Lite::from_value(v)))
+                    .collect(),
+            ),
         }
-        Ok(value)
     }
 
     /// RFC 6901 lookup, like `Value::pointer`.
@@ -74,7 +99,7 @@ impl<'a> Lite<'a> {
         Some(node)
     }
 
-    fn value(&self) -> Value {
+    pub(crate) fn value(&self) -> Value {
         match self {
             Lite::Null => Value::Null,
             Lite::Bool(b) => Value::Bool(*b),
@@ -106,9 +131,37 @@ struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
+    /// The proposal's limits, when parsing one (see [`Lite::parse_checked`]).
+    checks: Option<Checks>,
+}
+
+struct Checks {
+    max_depth: usize,
+    max_values: usize,
+    values: usize,
 }
 
 impl<'a> Parser<'a> {
+    fn new(text: &'a str, checks: Option<Checks>) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            checks,
+        }
+    }
+
+    /// One value and nothing but whitespace after it.
+    fn all(mut self) -> Result<Lite<'a>, ParseError> {
+        let value = self.value()?;
+        self.skip_ws();
+        if self.pos != self.bytes.len() {
+            return Err(ParseError);
+        }
+        Ok(value)
+    }
+
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
             self.pos += 1;
@@ -136,6 +189,12 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self) -> Result<Lite<'a>, ParseError> {
+        if let Some(c) = &mut self.checks {
+            c.values += 1;
+            if c.values > c.max_values {
+                return Err(ParseError);
+            }
+        }
         self.skip_ws();
         match self.bytes.get(self.pos).copied().ok_or(ParseError)? {
             b'"' => self.string().map(Lite::Str),
@@ -151,7 +210,8 @@ impl<'a> Parser<'a> {
 
     fn enter(&mut self) -> Result<(), ParseError> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        let max = self.checks.as_ref().map_or(MAX_DEPTH, |c| c.max_depth);
+        if self.depth > max {
             return Err(ParseError);
         }
         self.pos += 1;
@@ -201,6 +261,9 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
+        if self.checks.is_some() && has_duplicate_key(&members) {
+            return Err(ParseError);
+        }
         Ok(Lite::Object(members))
     }
 
@@ -277,6 +340,24 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         let token = &self.text[start..self.pos];
+        if self.checks.is_some() {
+            // A proposal's plain integers, exact; anything else is the full parser's.
+            let n: Number = if let Some(digits) = token.strip_prefix('-') {
+                let plain = !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits.len() == 1 || !digits.starts_with('0'));
+                if !plain || digits == "0" {
+                    return Err(ParseError);
+                }
+                token.parse::<i64>().map_err(|_| ParseError)?.into()
+            } else {
+                if !plain || (token.len() > 1 && token.starts_with('0')) {
+                    return Err(ParseError);
+                }
+                token.parse::<u64>().map_err(|_| ParseError)?.into()
+            };
+            return Ok(Lite::Number(n));
+        }
         // Plain non-negative integers that surely fit a u64 (no leading zero); everything
         // else (signs, fractions, exponents, 20 digits) goes through serde_json.
         if plain && token.len() <= 19 && (token.len() == 1 || !token.starts_with('0')) {
@@ -289,6 +370,19 @@ impl<'a> Parser<'a> {
             .map(Lite::Number)
             .map_err(|_| ParseError)
     }
+}
+
+/// Whether two members share a name: a scan for small objects, a sort for large ones.
+fn has_duplicate_key(members: &[(Cow<'_, str>, Lite<'_>)]) -> bool {
+    if members.len() <= 16 {
+        return members
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| members[..i].iter().any(|(other, _)| other == k));
+    }
+    let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 /// A string that borrows when serde_json can hand out a borrowed `&str`.
