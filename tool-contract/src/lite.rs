@@ -500,7 +500,19 @@ impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
             Lite::Object(_) => JsonType::Object,
         }
     }
-    // Cold paths only: error messages, `const`/`enum` comparisons, `uniqueItems`.
+    // `enum` and `const` compare every candidate on the hot path (e.g. each item of an array
+    // of enum strings): scalars compare in place; numbers and containers take the general
+    // rule through a `Value` (numbers compare mathematically, objects ignore member order).
+    fn equals_value(&self, expected: &Value) -> bool {
+        match (*self, expected) {
+            (Lite::Str(a), Value::String(b)) => a == b,
+            (Lite::Bool(a), Value::Bool(b)) => a == b,
+            (Lite::Null, Value::Null) => true,
+            (Lite::Str(_) | Lite::Bool(_) | Lite::Null, _) => false,
+            _ => jsonschema::json::cmp::equal(&self.value(), expected),
+        }
+    }
+    // Cold paths only: error messages, `uniqueItems`.
     fn to_value(&self) -> Cow<'a, Value> {
         Cow::Owned(self.value())
     }
@@ -545,6 +557,15 @@ impl<'a> Array<'a, LiteJson> for &'a [Lite<'a>] {
     }
     fn elements(&self) -> Self::ElementsIter {
         self.iter()
+    }
+    // `uniqueItems` on a short array of strings (a set of enum values, the common case) compares
+    // in place; anything else takes the general rule through `Value`s.
+    fn is_unique(&self) -> bool {
+        if self.len() <= 16 && self.iter().all(|item| matches!(item, Lite::Str(_))) {
+            return !self.iter().enumerate().any(|(i, a)| self[..i].contains(a));
+        }
+        let values: Vec<Value> = self.iter().map(Lite::value).collect();
+        jsonschema::json::unique::is_unique(&values)
     }
 }
 
@@ -731,6 +752,68 @@ mod tests {
         fn same_verdict_on_any_text(text in "[\\[\\]{}\",:0-9a-z.eE+\\\\ -]{0,24}") {
             let ours = Lite::parse(&text).map(|t| t.value()).ok();
             proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
+        }
+    }
+
+    #[test]
+    fn unique_items_agree_with_jsonschema() {
+        for items in [
+            json!([]),
+            json!(["a"]),
+            json!(["a", "b"]),
+            json!(["a", "a"]),
+            json!(["b", "a", "b"]),
+            json!([1, 1.0]),
+            json!(["1", 1]),
+            json!([{"a": 1}, {"a": 1.0}]),
+            json!([[1], [2]]),
+            json!([
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "a"
+            ]),
+        ] {
+            let text = items.to_string();
+            let tree = Lite::parse(&text).unwrap();
+            let Lite::Array(elements) = &tree else {
+                panic!()
+            };
+            let Value::Array(values) = &items else {
+                panic!()
+            };
+            assert_eq!(
+                Array::<LiteJson>::is_unique(&elements.as_slice()),
+                jsonschema::json::unique::is_unique(values),
+                "{items}"
+            );
+        }
+    }
+
+    /// In-place equality agrees with the general rule on every pair of kinds.
+    #[test]
+    fn equality_agrees_with_jsonschema() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(1),
+            json!(1.0),
+            json!(-1),
+            json!("a"),
+            json!("1"),
+            json!([1, "a"]),
+            json!([1.0, "a"]),
+            json!({"a": 1, "b": [null]}),
+            json!({"b": [null], "a": 1.0}),
+        ];
+        for left in &values {
+            let text = left.to_string();
+            let tree = Lite::parse(&text).unwrap();
+            for right in &values {
+                assert_eq!(
+                    Node::<LiteJson>::equals_value(&&tree, right),
+                    jsonschema::json::cmp::equal(left, right),
+                    "{left} vs {right}"
+                );
+            }
         }
     }
 
