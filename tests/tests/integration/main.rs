@@ -6,6 +6,7 @@ mod contracts;
 mod defaults;
 mod executor;
 mod extractors;
+mod fast_path;
 mod pipeline;
 mod probe;
 mod receipts;
