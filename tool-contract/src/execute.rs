@@ -21,7 +21,7 @@ use crate::fast::Args;
 use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
-use crate::registry::{micros, millis, Decoded, Entry, Inner};
+use crate::registry::{micros, millis, Decoded, Entry, Inner, Output};
 
 /// A call that passed every check. Only [`Registry::prepare`](crate::Registry::prepare) makes
 /// one, and it is the only thing [`Registry::execute`](crate::Registry::execute) accepts, so
@@ -173,7 +173,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut stage = "execute";
     let mut last_err: Option<ToolError> = None;
 
-    let result: Result<Box<serde_json::value::RawValue>, ToolError> = loop {
+    let result: Result<Output, ToolError> = loop {
         attempt += 1;
         // A call prepared in time may be executed late: nothing starts after the deadline.
         if call
@@ -313,8 +313,16 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     // The output contract: the one serialization that becomes the envelope's data is the one
     // validated, through a tree that borrows it.
     let (result, provenance) = match result {
-        Ok(raw) => {
-            let verdict = match Lite::parse(raw.get()) {
+        Ok(output) => {
+            let (raw, built) = match output {
+                Output::Tree(raw, tree) => (raw, Some(tree)),
+                Output::Text(raw) => (raw, None),
+            };
+            let parsed = match built {
+                Some(tree) => Ok(tree),
+                None => Lite::parse(raw.get()),
+            };
+            let verdict = match parsed {
                 Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(&entry, Some(&tree))),
                 Ok(tree) => {
                     for e in entry.output.iter_errors(&tree).take(16) {

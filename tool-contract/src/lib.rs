@@ -73,6 +73,7 @@ pub mod schema;
 pub mod store;
 mod tool;
 mod toolset;
+mod tree;
 pub mod validate;
 
 #[doc(hidden)]

@@ -35,6 +35,13 @@ use crate::validate::{self, ArgsPlan, RepairFeedback, RepairIssue};
 /// Typed arguments, erased so one registry holds tools of different types.
 pub(crate) struct Decoded(Box<dyn Any + Send>);
 
+/// A handler's output, serialized once: the envelope's text, with the tree it was written
+/// from when there is one (`crate::tree`), else the text alone, to be parsed for the check.
+pub(crate) enum Output {
+    Tree(Box<serde_json::value::RawValue>, crate::lite::Lite<'static>),
+    Text(Box<serde_json::value::RawValue>),
+}
+
 /// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
 pub(crate) trait Runner: DynTool {
     fn fields(&self) -> &'static [ArgField];
@@ -53,7 +60,7 @@ pub(crate) trait Runner: DynTool {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>>;
+    ) -> BoxFuture<'a, Result<Output, ToolError>>;
 }
 
 impl<T: Tool> Runner for T {
@@ -101,7 +108,7 @@ impl<T: Tool> Runner for T {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let args = *args.0.downcast::<T::Args>().map_err(|_| {
                 ToolError::internal(
@@ -110,12 +117,21 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            serde_json::value::to_raw_value(&output).map_err(|_| {
-                ToolError::internal(
-                    "OUTPUT_SERIALIZE_FAILED",
-                    "the tool produced an output that cannot be serialized",
-                )
-            })
+            // Serialized once: into a tree the envelope's text is written from, or, for what
+            // the tree cannot stand for, straight to the text (then parsed to be checked).
+            if let Some(tree) = crate::tree::tree_of(&output) {
+                if let Ok(raw) = serde_json::value::to_raw_value(&crate::tree::Written(&tree)) {
+                    return Ok(Output::Tree(raw, tree));
+                }
+            }
+            serde_json::value::to_raw_value(&output)
+                .map(Output::Text)
+                .map_err(|_| {
+                    ToolError::internal(
+                        "OUTPUT_SERIALIZE_FAILED",
+                        "the tool produced an output that cannot be serialized",
+                    )
+                })
         })
     }
 }
