@@ -17,10 +17,11 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
 use crate::extract::IdempotencyKey;
+use crate::fast::Args;
 use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
-use crate::registry::{micros, millis, Decoded, Entry, Inner};
+use crate::registry::{micros, millis, Decoded, Entry, Inner, Output};
 
 /// A call that passed every check. Only [`Registry::prepare`](crate::Registry::prepare) makes
 /// one, and it is the only thing [`Registry::execute`](crate::Registry::execute) accepts, so
@@ -28,7 +29,7 @@ use crate::registry::{micros, millis, Decoded, Entry, Inner};
 pub struct PreparedCall {
     pub(crate) entry: Arc<Entry>,
     pub(crate) call_id: String,
-    pub(crate) args: Value,
+    pub(crate) args: Args,
     pub(crate) decoded: Option<Decoded>,
     pub(crate) ctx: ToolContext,
     pub(crate) reservation: Option<Reservation>,
@@ -54,7 +55,7 @@ impl PreparedCall {
     }
     /// The validated arguments, nulls dropped and defaults applied: what will run.
     pub fn arguments(&self) -> &Value {
-        &self.args
+        self.args.get(&self.entry.plan)
     }
     /// The resolved idempotency key, if any.
     pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
@@ -68,7 +69,7 @@ impl fmt::Debug for PreparedCall {
             .field("tool", &self.tool())
             .field("tool_version", &self.tool_version())
             .field("call_id", &self.call_id)
-            .field("arguments", &self.args)
+            .field("arguments", self.arguments())
             .finish_non_exhaustive()
     }
 }
@@ -103,7 +104,9 @@ fn backoff(
     Duration::from_millis(jittered.max(retry_after_ms.unwrap_or(0)))
 }
 
-pub(crate) async fn run(inner: &Inner, call: PreparedCall) -> Observation {
+/// Not an `async fn`: a wrapper future would hold its own copy of `call` beside the one moved
+/// into `run_inner`'s, and every extra byte of the call's future is copied when it is moved.
+pub(crate) fn run(inner: &Inner, call: PreparedCall) -> impl Future<Output = Observation> + '_ {
     let c = call.entry.contract;
     let span = tracing::info_span!(
         "execute_tool",
@@ -117,7 +120,7 @@ pub(crate) async fn run(inner: &Inner, call: PreparedCall) -> Observation {
         "tool.outcome" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
     );
-    run_inner(inner, call, span.clone()).instrument(span).await
+    run_inner(inner, call, span.clone()).instrument(span)
 }
 
 async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -> Observation {
@@ -128,7 +131,16 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let keep_records = inner.sink.is_some();
     let mut attempts: Vec<AttemptRecord> = Vec::new();
     let mut diagnostics = Vec::new();
-    let held = match crate::idempotency::begin(inner, c, &call.ctx, &call.args).await {
+    // The cold awaits (idempotency store, timer, backoff) are boxed: inline, their states
+    // made every call's future several KiB, and a future is copied each time it is moved
+    // (into the runtime, into `instrument`); a key-less call must not pay for the store.
+    let begun = if call.ctx.idempotency_key().is_some() {
+        let args = call.args.get(&entry.plan);
+        Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
+    } else {
+        Ok(None)
+    };
+    let held = match begun {
         Ok(held) => held,
         Err(early) => {
             let meta = Meta::of(
@@ -161,7 +173,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut stage = "execute";
     let mut last_err: Option<ToolError> = None;
 
-    let result: Result<Box<serde_json::value::RawValue>, ToolError> = loop {
+    let result: Result<Output, ToolError> = loop {
         attempt += 1;
         // A call prepared in time may be executed late: nothing starts after the deadline.
         if call
@@ -203,14 +215,17 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         };
         let decoded = match call.decoded.take() {
             Some(d) => Ok(d),
-            None => entry.runner.decode(&call.args).and_then(|d| {
-                d.map_err(|_| {
-                    ToolError::internal(
-                        "ARGUMENTS_REDECODE_FAILED",
-                        "validated arguments could not be decoded again",
-                    )
-                })
-            }),
+            None => entry
+                .runner
+                .decode(call.args.get(&entry.plan))
+                .and_then(|d| {
+                    d.map_err(|_| {
+                        ToolError::internal(
+                            "ARGUMENTS_REDECODE_FAILED",
+                            "validated arguments could not be decoded again",
+                        )
+                    })
+                }),
         };
         let t0 = tokio::time::Instant::now();
         let outcome = match decoded {
@@ -225,7 +240,9 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                     std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
                 let timed = match first {
                     std::task::Poll::Ready(done) => Ok(done),
-                    std::task::Poll::Pending => tokio::time::timeout(per_attempt, fut).await,
+                    std::task::Poll::Pending => {
+                        Box::pin(tokio::time::timeout(per_attempt, fut)).await
+                    }
                 };
                 match timed {
                     Ok(Ok(result)) => result,
@@ -290,14 +307,22 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
             break Err(err);
         }
         last_err = Some(err);
-        tokio::time::sleep(delay).await;
+        Box::pin(tokio::time::sleep(delay)).await;
     };
 
     // The output contract: the one serialization that becomes the envelope's data is the one
     // validated, through a tree that borrows it.
     let (result, provenance) = match result {
-        Ok(raw) => {
-            let verdict = match Lite::parse(raw.get()) {
+        Ok(output) => {
+            let (raw, built) = match output {
+                Output::Tree(raw, tree) => (raw, Some(tree)),
+                Output::Text(raw) => (raw, None),
+            };
+            let parsed = match built {
+                Some(tree) => Ok(tree),
+                None => Lite::parse(raw.get()),
+            };
+            let verdict = match parsed {
                 Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(&entry, Some(&tree))),
                 Ok(tree) => {
                     for e in entry.output.iter_errors(&tree).take(16) {
@@ -345,7 +370,14 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     };
     if let Some(held) = held {
         let disposition = crate::idempotency::disposition(observation.error.as_ref(), attempt > 0);
-        crate::idempotency::end(inner, held, disposition, &observation, &mut diagnostics).await;
+        Box::pin(crate::idempotency::end(
+            inner,
+            held,
+            disposition,
+            &observation,
+            &mut diagnostics,
+        ))
+        .await;
     }
     let stage = if observation.ok { "done" } else { stage };
     record(
@@ -385,7 +417,7 @@ fn record(
                 tool_version: c.version.clone(),
                 contract_sha256: c.fingerprint.contract_sha256.clone(),
                 implementation: c.fingerprint.implementation.clone(),
-                arguments: std::mem::take(&mut call.args),
+                arguments: call.args.take(&call.entry.plan),
                 gates: call.gates.iter().map(|g| (*g).to_owned()).collect(),
                 attempts,
             }),

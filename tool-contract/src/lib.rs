@@ -63,6 +63,7 @@ pub mod error;
 pub mod execute;
 pub mod export;
 pub mod extract;
+mod fast;
 pub mod idempotency;
 mod lite;
 pub mod lock;
@@ -74,6 +75,7 @@ pub mod schema;
 pub mod store;
 mod tool;
 mod toolset;
+mod tree;
 pub mod validate;
 
 #[doc(hidden)]

@@ -9,7 +9,7 @@ use std::fmt;
 
 use jsonschema::json::{Array, Json, JsonNumber, Node, NodeIdentity, Object};
 use jsonschema::types::JsonType;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::{Number, Value};
 
 /// One JSON value, borrowing from the text it was parsed from.
@@ -25,8 +25,52 @@ pub(crate) enum Lite<'a> {
 
 impl<'a> Lite<'a> {
     /// Parses `text`, borrowing from it.
-    pub(crate) fn parse(text: &'a str) -> serde_json::Result<Lite<'a>> {
-        serde_json::from_str(text)
+    ///
+    /// A hand-written recursive-descent parser rather than serde_json's `Deserializer`: the
+    /// output is parsed on every call, and going through serde's visitor machinery cost about
+    /// twice as many instructions as the tree it builds. It accepts exactly RFC 8259 JSON, with
+    /// serde_json's own nesting limit (127 levels), and leaves the parts where exactness is subtle to
+    /// serde_json itself: strings with escapes (surrogate pairs, lone surrogates) and numbers
+    /// other than plain non-negative integers are decoded by it, so the tree is the one
+    /// `serde_json::from_str` would give.
+    pub(crate) fn parse(text: &'a str) -> Result<Lite<'a>, ParseError> {
+        Parser::new(text, None).all()
+    }
+
+    /// Parses a model's proposal on the fast path, or refuses: `None` whenever the text is not
+    /// plainly acceptable, and the caller then runs the full serde_json-based parser, which
+    /// gives the exact verdict and message. Refused here: anything malformed, nesting deeper
+    /// than `max_depth` (the outermost container is level 1) or `MAX_DEPTH`, more than
+    /// `max_values` values, a duplicate key in any object, and every number but a plain
+    /// integer that fits `u64` or `i64` (the number policy for the rest lives in the full
+    /// parser). What it accepts, it reads exactly as the full parser would.
+    pub(crate) fn parse_checked(
+        text: &'a str,
+        max_depth: usize,
+        max_values: usize,
+    ) -> Option<Self> {
+        let limits = Checks {
+            max_depth: max_depth.min(MAX_DEPTH),
+            max_values,
+            values: 0,
+        };
+        Parser::new(text, Some(limits)).all().ok()
+    }
+
+    /// An owned tree for a value (a schema default added to the arguments).
+    pub(crate) fn from_value(value: &Value) -> Lite<'static> {
+        match value {
+            Value::Null => Lite::Null,
+            Value::Bool(b) => Lite::Bool(*b),
+            Value::Number(n) => Lite::Number(n.clone()),
+            Value::String(s) => Lite::Str(Cow::Owned(s.clone())),
+            Value::Array(items) => Lite::Array(items.iter().map(Lite::from_value).collect()),
+            Value::Object(m) => Lite::Object(
+                m.iter()
+                    .map(|(k, v)| (Cow::Owned(k.clone()), Lite::from_value(v)))
+                    .collect(),
+            ),
+        }
     }
 
     /// RFC 6901 lookup, like `Value::pointer`.
@@ -55,7 +99,7 @@ impl<'a> Lite<'a> {
         Some(node)
     }
 
-    fn value(&self) -> Value {
+    pub(crate) fn value(&self) -> Value {
         match self {
             Lite::Null => Value::Null,
             Lite::Bool(b) => Value::Bool(*b),
@@ -70,6 +114,275 @@ impl<'a> Lite<'a> {
             ),
         }
     }
+}
+
+/// The text was not one JSON value (or nested deeper than 127 levels).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ParseError;
+
+/// serde_json's recursion limit (it refuses a 128th level), kept so the same texts are refused.
+const MAX_DEPTH: usize = 127;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+    /// The proposal's limits, when parsing one (see [`Lite::parse_checked`]).
+    checks: Option<Checks>,
+}
+
+struct Checks {
+    max_depth: usize,
+    max_values: usize,
+    values: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, checks: Option<Checks>) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            checks,
+        }
+    }
+
+    /// One value and nothing but whitespace after it.
+    fn all(mut self) -> Result<Lite<'a>, ParseError> {
+        let value = self.value()?;
+        self.skip_ws();
+        if self.pos != self.bytes.len() {
+            return Err(ParseError);
+        }
+        Ok(value)
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Consumes `b` after optional whitespace.
+    fn eat(&mut self, b: u8) -> bool {
+        self.skip_ws();
+        if self.bytes.get(self.pos) == Some(&b) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn literal(&mut self, word: &[u8], value: Lite<'a>) -> Result<Lite<'a>, ParseError> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(value)
+        } else {
+            Err(ParseError)
+        }
+    }
+
+    fn value(&mut self) -> Result<Lite<'a>, ParseError> {
+        if let Some(c) = &mut self.checks {
+            c.values += 1;
+            if c.values > c.max_values {
+                return Err(ParseError);
+            }
+        }
+        self.skip_ws();
+        match self.bytes.get(self.pos).copied().ok_or(ParseError)? {
+            b'"' => self.string().map(Lite::Str),
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b't' => self.literal(b"true", Lite::Bool(true)),
+            b'f' => self.literal(b"false", Lite::Bool(false)),
+            b'n' => self.literal(b"null", Lite::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(ParseError),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        let max = self.checks.as_ref().map_or(MAX_DEPTH, |c| c.max_depth);
+        if self.depth > max {
+            return Err(ParseError);
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn array(&mut self) -> Result<Lite<'a>, ParseError> {
+        self.enter()?;
+        let mut items = Vec::with_capacity(4);
+        if !self.eat(b']') {
+            loop {
+                items.push(self.value()?);
+                if self.eat(b',') {
+                    continue;
+                }
+                if self.eat(b']') {
+                    break;
+                }
+                return Err(ParseError);
+            }
+        }
+        self.depth -= 1;
+        Ok(Lite::Array(items))
+    }
+
+    fn object(&mut self) -> Result<Lite<'a>, ParseError> {
+        self.enter()?;
+        let mut members = Vec::with_capacity(8);
+        if !self.eat(b'}') {
+            loop {
+                self.skip_ws();
+                if self.bytes.get(self.pos) != Some(&b'"') {
+                    return Err(ParseError);
+                }
+                let key = self.string()?;
+                if !self.eat(b':') {
+                    return Err(ParseError);
+                }
+                members.push((key, self.value()?));
+                if self.eat(b',') {
+                    continue;
+                }
+                if self.eat(b'}') {
+                    break;
+                }
+                return Err(ParseError);
+            }
+        }
+        self.depth -= 1;
+        if self.checks.is_some() && has_duplicate_key(&members) {
+            return Err(ParseError);
+        }
+        Ok(Lite::Object(members))
+    }
+
+    /// The string starting at the opening quote under `pos`: borrowed when it has no escape.
+    fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
+        let start = self.pos + 1;
+        let mut i = self.special_from(start);
+        match self.bytes.get(i) {
+            Some(b'"') => {
+                self.pos = i + 1;
+                // `start` and `i` sit next to ASCII quotes, so both are char boundaries.
+                Ok(Cow::Borrowed(&self.text[start..i]))
+            }
+            Some(b'\\') => {
+                // Find the closing quote, stepping over each escape's second byte, then let
+                // serde_json decode the escapes (and refuse lone surrogates) exactly as before.
+                loop {
+                    match self.bytes.get(i) {
+                        Some(b'\\') => i += 2,
+                        Some(b'"') => break,
+                        Some(b) if *b < 0x20 => return Err(ParseError),
+                        Some(_) => i = self.special_from(i + 1),
+                        None => return Err(ParseError),
+                    }
+                }
+                let quoted = self.text.get(self.pos..=i).ok_or(ParseError)?;
+                self.pos = i + 1;
+                serde_json::from_str::<String>(quoted)
+                    .map(Cow::Owned)
+                    .map_err(|_| ParseError)
+            }
+            // A control character, or the end of the text.
+            _ => Err(ParseError),
+        }
+    }
+
+    /// The index of the first `"`, `\\` or control character at or after `i` (or the end).
+    /// Eight bytes at a time, like serde_json's own scanner: tool output is mostly long text.
+    fn special_from(&self, mut i: usize) -> usize {
+        while let Some(chunk) = self.bytes.get(i..i + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            let x = u64::from_le_bytes(word);
+            let ctrl = x.wrapping_sub(ONES * 0x20) & !x;
+            let q = x ^ (ONES * u64::from(b'"'));
+            let quote = q.wrapping_sub(ONES) & !q;
+            let b = x ^ (ONES * u64::from(b'\\'));
+            let backslash = b.wrapping_sub(ONES) & !b;
+            let hits = (ctrl | quote | backslash) & HIGHS;
+            if hits != 0 {
+                // Borrows only run upwards, so the lowest flagged byte is a real match.
+                return i + (hits.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+        }
+        while let Some(&b) = self.bytes.get(i) {
+            if b == b'"' || b == b'\\' || b < 0x20 {
+                break;
+            }
+            i += 1;
+        }
+        i
+    }
+
+    fn number(&mut self) -> Result<Lite<'a>, ParseError> {
+        let start = self.pos;
+        let mut plain = true;
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b'0'..=b'9' => {}
+                b'-' | b'+' | b'.' | b'e' | b'E' => plain = false,
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        let token = &self.text[start..self.pos];
+        if self.checks.is_some() {
+            // A proposal's plain integers, exact; anything else is the full parser's.
+            let n: Number = if let Some(digits) = token.strip_prefix('-') {
+                let plain = !digits.is_empty()
+                    && digits.bytes().all(|b| b.is_ascii_digit())
+                    && (digits.len() == 1 || !digits.starts_with('0'));
+                if !plain || digits == "0" {
+                    return Err(ParseError);
+                }
+                token.parse::<i64>().map_err(|_| ParseError)?.into()
+            } else {
+                if !plain || (token.len() > 1 && token.starts_with('0')) {
+                    return Err(ParseError);
+                }
+                token.parse::<u64>().map_err(|_| ParseError)?.into()
+            };
+            return Ok(Lite::Number(n));
+        }
+        // Plain non-negative integers that surely fit a u64 (no leading zero); everything
+        // else (signs, fractions, exponents, 20 digits) goes through serde_json.
+        if plain && token.len() <= 19 && (token.len() == 1 || !token.starts_with('0')) {
+            return token
+                .parse::<u64>()
+                .map(|n| Lite::Number(n.into()))
+                .map_err(|_| ParseError);
+        }
+        serde_json::from_str::<Number>(token)
+            .map(Lite::Number)
+            .map_err(|_| ParseError)
+    }
+}
+
+/// Whether two members share a name: a scan for small objects, a sort for large ones.
+fn has_duplicate_key(members: &[(Cow<'_, str>, Lite<'_>)]) -> bool {
+    if members.len() <= 16 {
+        return members
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| members[..i].iter().any(|(other, _)| other == k));
+    }
+    let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|w| w[0] == w[1])
 }
 
 /// A string that borrows when serde_json can hand out a borrowed `&str`.
@@ -94,59 +407,6 @@ impl<'de> Deserialize<'de> for Text<'de> {
             }
         }
         d.deserialize_str(V)
-    }
-}
-
-impl<'de> Deserialize<'de> for Lite<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Lite<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON value")
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Lite<'de>, E> {
-                Ok(Lite::Null)
-            }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Lite<'de>, E> {
-                Ok(Lite::Bool(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Lite<'de>, E> {
-                Ok(Lite::Number(v.into()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Lite<'de>, E> {
-                Ok(Lite::Number(v.into()))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Lite<'de>, E> {
-                Number::from_f64(v)
-                    .map(Lite::Number)
-                    .ok_or_else(|| E::custom("a non-finite number"))
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Lite<'de>, E> {
-                Ok(Lite::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Lite<'de>, E> {
-                Ok(Lite::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Lite<'de>, E> {
-                Ok(Lite::Str(Cow::Owned(v)))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lite<'de>, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Lite::Array(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lite<'de>, A::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(Text(key)) = map.next_key()? {
-                    members.push((key, map.next_value()?));
-                }
-                Ok(Lite::Object(members))
-            }
-        }
-        d.deserialize_any(V)
     }
 }
 
@@ -240,7 +500,19 @@ impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
             Lite::Object(_) => JsonType::Object,
         }
     }
-    // Cold paths only: error messages, `const`/`enum` comparisons, `uniqueItems`.
+    // `enum` and `const` compare every candidate on the hot path (e.g. each item of an array
+    // of enum strings): scalars compare in place; numbers and containers take the general
+    // rule through a `Value` (numbers compare mathematically, objects ignore member order).
+    fn equals_value(&self, expected: &Value) -> bool {
+        match (*self, expected) {
+            (Lite::Str(a), Value::String(b)) => a == b,
+            (Lite::Bool(a), Value::Bool(b)) => a == b,
+            (Lite::Null, Value::Null) => true,
+            (Lite::Str(_) | Lite::Bool(_) | Lite::Null, _) => false,
+            _ => jsonschema::json::cmp::equal(&self.value(), expected),
+        }
+    }
+    // Cold paths only: error messages, `uniqueItems`.
     fn to_value(&self) -> Cow<'a, Value> {
         Cow::Owned(self.value())
     }
@@ -285,6 +557,15 @@ impl<'a> Array<'a, LiteJson> for &'a [Lite<'a>] {
     }
     fn elements(&self) -> Self::ElementsIter {
         self.iter()
+    }
+    // `uniqueItems` on a short array of strings (a set of enum values, the common case) compares
+    // in place; anything else takes the general rule through `Value`s.
+    fn is_unique(&self) -> bool {
+        if self.len() <= 16 && self.iter().all(|item| matches!(item, Lite::Str(_))) {
+            return !self.iter().enumerate().any(|(i, a)| self[..i].contains(a));
+        }
+        let values: Vec<Value> = self.iter().map(Lite::value).collect();
+        jsonschema::json::unique::is_unique(&values)
     }
 }
 
@@ -347,6 +628,192 @@ mod tests {
                 plain.is_valid(&instance),
                 "{instance}"
             );
+        }
+    }
+
+    /// The hand-written parser accepts and refuses what serde_json does, and builds the same
+    /// tree, including escapes, surrogates, number edge cases and the nesting limit.
+    #[test]
+    fn parses_like_serde_json() {
+        let deep_ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
+        let deep_bad = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        let long = format!("\"{}\\n{}\"", "a".repeat(37), "é".repeat(9));
+        let cases: Vec<&str> = vec![
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "7",
+            "-7",
+            "01",
+            "1.",
+            ".5",
+            "1.5",
+            "-1.5e3",
+            "1e400",
+            "-1e400",
+            "1E+2",
+            "18446744073709551615",
+            "18446744073709551616",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1234567890123456789",
+            "00",
+            "+1",
+            "-",
+            "1-2",
+            "\"\"",
+            "\"abc\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\\ud83d\\ude00\"",
+            "\"\\ud83d\"",
+            "\"\\x\"",
+            "\"a\u{1}b\"",
+            "\"unterminated",
+            "\"ends in backslash\\",
+            " [1, 2 ,3 ] ",
+            "[1,]",
+            "[,1]",
+            "[",
+            "]",
+            "{}",
+            "{\"a\":1,\"a\":2}",
+            "{\"a\" : [true, null, {}]}",
+            "{\"a\":1,}",
+            "{1:2}",
+            "{\"a\"}",
+            "{\"a\":}",
+            "nul",
+            "nulls",
+            "truex",
+            "[] []",
+            "",
+            "  ",
+            "\"0123456789abcdef\\\"0123456789abcdef\"",
+            &deep_ok,
+            &deep_bad,
+            &long,
+        ];
+        for text in cases {
+            let ours = Lite::parse(text).map(|t| t.value()).ok();
+            let theirs = serde_json::from_str::<Value>(text).ok();
+            assert_eq!(ours, theirs, "{text:?}");
+        }
+    }
+
+    /// Any JSON value, with strings full of quotes, backslashes, control characters and
+    /// astral characters (all of which serde_json escapes or not in its own way).
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let text = proptest::collection::vec(
+            prop_oneof![
+                Just('"'),
+                Just('\\'),
+                Just('\u{1}'),
+                Just('\n'),
+                Just('é'),
+                Just('😀'),
+                any::<char>()
+            ],
+            0..24,
+        )
+        .prop_map(|cs| cs.into_iter().collect::<String>());
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            text.clone().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((text.clone(), inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever serde_json writes, the hand-written parser reads back as serde_json does.
+        #[test]
+        fn reads_whatever_serde_json_writes(v in any_json()) {
+            for text in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+                let ours = Lite::parse(&text).map(|t| t.value()).ok();
+                proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
+            }
+        }
+
+        /// On any text at all, it accepts and refuses exactly what serde_json does.
+        #[test]
+        fn same_verdict_on_any_text(text in "[\\[\\]{}\",:0-9a-z.eE+\\\\ -]{0,24}") {
+            let ours = Lite::parse(&text).map(|t| t.value()).ok();
+            proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
+        }
+    }
+
+    #[test]
+    fn unique_items_agree_with_jsonschema() {
+        for items in [
+            json!([]),
+            json!(["a"]),
+            json!(["a", "b"]),
+            json!(["a", "a"]),
+            json!(["b", "a", "b"]),
+            json!([1, 1.0]),
+            json!(["1", 1]),
+            json!([{"a": 1}, {"a": 1.0}]),
+            json!([[1], [2]]),
+            json!([
+                "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "a"
+            ]),
+        ] {
+            let text = items.to_string();
+            let tree = Lite::parse(&text).unwrap();
+            let Lite::Array(elements) = &tree else {
+                panic!()
+            };
+            let Value::Array(values) = &items else {
+                panic!()
+            };
+            assert_eq!(
+                Array::<LiteJson>::is_unique(&elements.as_slice()),
+                jsonschema::json::unique::is_unique(values),
+                "{items}"
+            );
+        }
+    }
+
+    /// In-place equality agrees with the general rule on every pair of kinds.
+    #[test]
+    fn equality_agrees_with_jsonschema() {
+        let values = [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(1),
+            json!(1.0),
+            json!(-1),
+            json!("a"),
+            json!("1"),
+            json!([1, "a"]),
+            json!([1.0, "a"]),
+            json!({"a": 1, "b": [null]}),
+            json!({"b": [null], "a": 1.0}),
+        ];
+        for left in &values {
+            let text = left.to_string();
+            let tree = Lite::parse(&text).unwrap();
+            for right in &values {
+                assert_eq!(
+                    Node::<LiteJson>::equals_value(&&tree, right),
+                    jsonschema::json::cmp::equal(left, right),
+                    "{left} vs {right}"
+                );
+            }
         }
     }
 

@@ -23,6 +23,7 @@ use crate::error::{ErrorCategory, ToolError, ValidationIssue};
 use crate::execute::PreparedCall;
 use crate::export::{ExportError, Exporter};
 use crate::extract::CallMeta;
+use crate::fast::Args;
 use crate::idempotency::IdempotencyConfig;
 use crate::policy::{self, StateGate};
 use crate::proposal::{Proposal, ProposalLimits};
@@ -35,11 +36,20 @@ use crate::validate::{self, ArgsPlan, RepairFeedback, RepairIssue};
 /// Typed arguments, erased so one registry holds tools of different types.
 pub(crate) struct Decoded(Box<dyn Any + Send>);
 
+/// A handler's output, serialized once: the envelope's text, with the tree it was written
+/// from when there is one (`crate::tree`), else the text alone, to be parsed for the check.
+pub(crate) enum Output {
+    Tree(Box<serde_json::value::RawValue>, crate::lite::Lite<'static>),
+    Text(Box<serde_json::value::RawValue>),
+}
+
 /// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
 pub(crate) trait Runner: DynTool {
     fn fields(&self) -> &'static [ArgField];
     /// `Ok(Err(msg))`: the arguments do not decode; `Err`: host code panicked.
     fn decode(&self, args: &Value) -> Result<Result<Decoded, String>, ToolError>;
+    /// The fast path's decoding (`crate::fast`): `None` sends the call to the full path.
+    fn decode_lite(&self, args: &crate::lite::Lite<'_>) -> Option<Decoded>;
     fn semantic(
         &self,
         args: &Decoded,
@@ -51,7 +61,7 @@ pub(crate) trait Runner: DynTool {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>>;
+    ) -> BoxFuture<'a, Result<Output, ToolError>>;
 }
 
 impl<T: Tool> Runner for T {
@@ -65,6 +75,14 @@ impl<T: Tool> Runner for T {
                 .map(|a| Decoded(Box::new(a)))
                 .map_err(|e| e.to_string())
         })
+    }
+
+    fn decode_lite(&self, args: &crate::lite::Lite<'_>) -> Option<Decoded> {
+        // A panicking `Deserialize` is the full path's to report.
+        guarded(|| T::Args::deserialize(crate::fast::LiteDe(args)).ok())
+            .ok()
+            .flatten()
+            .map(|a| Decoded(Box::new(a)))
     }
 
     fn semantic(
@@ -91,7 +109,7 @@ impl<T: Tool> Runner for T {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Box<serde_json::value::RawValue>, ToolError>> {
+    ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let args = *args.0.downcast::<T::Args>().map_err(|_| {
                 ToolError::internal(
@@ -100,12 +118,21 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            serde_json::value::to_raw_value(&output).map_err(|_| {
-                ToolError::internal(
-                    "OUTPUT_SERIALIZE_FAILED",
-                    "the tool produced an output that cannot be serialized",
-                )
-            })
+            // Serialized once: into a tree the envelope's text is written from, or, for what
+            // the tree cannot stand for, straight to the text (then parsed to be checked).
+            if let Some(tree) = crate::tree::tree_of(&output) {
+                if let Ok(raw) = serde_json::value::to_raw_value(&crate::tree::Written(&tree)) {
+                    return Ok(Output::Tree(raw, tree));
+                }
+            }
+            serde_json::value::to_raw_value(&output)
+                .map(Output::Text)
+                .map_err(|_| {
+                    ToolError::internal(
+                        "OUTPUT_SERIALIZE_FAILED",
+                        "the tool produced an output that cannot be serialized",
+                    )
+                })
         })
     }
 }
@@ -206,6 +233,8 @@ pub(crate) struct Entry {
     pub(crate) contract: &'static ToolContract,
     pub(crate) version: semver::Version,
     pub(crate) input: jsonschema::Validator,
+    /// The same input schema over the fast path's borrowed tree.
+    pub(crate) input_lite: jsonschema::Validator<crate::lite::LiteJson>,
     pub(crate) output: jsonschema::Validator<crate::lite::LiteJson>,
     pub(crate) plan: ArgsPlan,
     pub(crate) default_source: &'static str,
@@ -368,6 +397,11 @@ impl Registry {
 
     /// Parses raw proposal text under the registry's limits, then [`prepare`](Self::prepare)s it.
     pub fn prepare_raw(&self, raw: &str, ctx: &ToolContext) -> Result<Prepared, Rejection> {
+        if let Some(validated) = self.validate_fast(raw, ctx) {
+            let validated = validated?;
+            let authorized = self.authorize(validated, ctx)?;
+            return self.finish(authorized, ctx);
+        }
         match Proposal::parse(raw, &self.inner.limits) {
             Ok(p) => self.prepare(p, ctx),
             Err(err) => Err(self.reject_unparsed(err, ctx)),
@@ -483,6 +517,51 @@ impl Registry {
                 return Err(self.reject_repairable(issues, &entry, draft));
             }
         };
+        self.check_semantic(entry, Args::ready(args), decoded, draft, ctx)
+    }
+
+    /// The fast path's stage 1 (`crate::fast`): `None` leaves the proposal to
+    /// [`Proposal::parse`] and [`validate`](Self::validate), which then decide everything,
+    /// including every error; nothing here has a side effect before it is sure.
+    fn validate_fast(
+        &self,
+        raw: &str,
+        ctx: &ToolContext,
+    ) -> Option<Result<ValidatedCall, Rejection>> {
+        // A receipt keeps the raw proposal as parsed: that is the full path's job.
+        if self.inner.sink.is_some() {
+            return None;
+        }
+        let started = Instant::now();
+        let limits = &self.inner.limits;
+        let (name, id, mut args) = crate::fast::proposal(raw, limits)?;
+        let crate::lite::Lite::Str(name) = &name else {
+            return None;
+        };
+        let entry = Arc::clone(self.lookup(name, ctx).ok()?);
+        if !entry.plan.apply_lite(&mut args) || !entry.input_lite.is_valid(&args) {
+            return None;
+        }
+        let decoded = entry.runner.decode_lite(&args)?;
+        let draft = Draft {
+            call_id: crate::fast::call_id(id.as_ref()).unwrap_or_else(|| self.next_call_id()),
+            started,
+            record: None,
+            received_at_ms: now_ms(),
+        };
+        let args = Args::deferred(raw, *limits);
+        Some(self.check_semantic(entry, args, decoded, draft, ctx))
+    }
+
+    /// The end of stage 1, on either path: the semantic rules.
+    fn check_semantic(
+        &self,
+        entry: Arc<Entry>,
+        args: Args,
+        decoded: Decoded,
+        draft: Draft,
+        ctx: &ToolContext,
+    ) -> Result<ValidatedCall, Rejection> {
         let semantic = match entry.runner.semantic(&decoded, ctx) {
             Ok(issues) => issues,
             Err(err) => return Err(self.reject(err, Some(&entry), "", draft, "validate", None)),
@@ -490,7 +569,7 @@ impl Registry {
         if !semantic.is_empty() {
             let issues: Vec<RepairIssue> = semantic
                 .iter()
-                .map(|i| validate::issue_from_semantic(i, &args))
+                .map(|i| validate::issue_from_semantic(i, args.get(&entry.plan)))
                 .collect();
             let rejection = if semantic.iter().all(|i| i.repairable) {
                 self.reject_repairable(issues, &entry, draft)
@@ -542,7 +621,20 @@ impl Registry {
         if let Err(err) = authorized {
             return Err(self.reject(err, Some(&entry), "", draft, "authorize", None));
         }
-        let key = match crate::idempotency::resolve_key(contract, &args, ctx) {
+        // Only keys taken from the arguments need them as a `Value` (built now on the fast
+        // path); the others never look.
+        let from_args = matches!(
+            contract.idempotency.source,
+            crate::contract::IdempotencySource::Field { .. }
+                | crate::contract::IdempotencySource::Derived { .. }
+        );
+        let no_args = Value::Null;
+        let key_args = if from_args {
+            args.get(&entry.plan)
+        } else {
+            &no_args
+        };
+        let key = match crate::idempotency::resolve_key(contract, key_args, ctx) {
             Ok(k) => k,
             Err(err) => {
                 let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {
@@ -622,7 +714,7 @@ impl Registry {
             tool_version: contract.version.clone(),
             contract_sha256: contract.fingerprint.contract_sha256.clone(),
             effect: contract.effect,
-            arguments: args.clone(),
+            arguments: args.get(&entry.plan).clone(),
             principal: ctx.principal().map(|p| p.as_str().to_owned()),
             tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
         });
@@ -657,7 +749,9 @@ impl Registry {
     /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
-            Ok(Prepared::Ready(call)) => self.execute(call).await,
+            // Straight to the executor's future, not through `execute`: one less layer
+            // holding a copy of the call in the future the caller moves around.
+            Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner, call).await,
             Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
             Err(rejection) => rejection.into_observation(),
         }
@@ -884,7 +978,7 @@ pub(crate) fn micros(d: std::time::Duration) -> u64 {
 /// Made only by [`Registry::validate`]; [`Registry::authorize`] takes it further.
 pub struct ValidatedCall {
     entry: Arc<Entry>,
-    args: Value,
+    args: Args,
     decoded: Decoded,
     draft: Draft,
 }
@@ -900,7 +994,7 @@ impl ValidatedCall {
     }
     /// The validated arguments, nulls dropped and defaults applied.
     pub fn arguments(&self) -> &Value {
-        &self.args
+        self.args.get(&self.entry.plan)
     }
     /// The call id.
     pub fn call_id(&self) -> &str {
@@ -912,7 +1006,7 @@ impl fmt::Debug for ValidatedCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ValidatedCall")
             .field("tool", &self.tool())
-            .field("arguments", &self.args)
+            .field("arguments", self.arguments())
             .finish_non_exhaustive()
     }
 }
@@ -1175,6 +1269,12 @@ impl RegistryBuilder {
                 &contract.name,
                 "input",
             )?;
+            let input_lite = compile(
+                jsonschema::options_for::<crate::lite::LiteJson>(),
+                &contract.input_schema,
+                &contract.name,
+                "input",
+            )?;
             let output = compile(
                 jsonschema::options_for::<crate::lite::LiteJson>(),
                 &contract.output_schema,
@@ -1188,6 +1288,7 @@ impl RegistryBuilder {
                 contract,
                 version,
                 input,
+                input_lite,
                 output,
             };
             versions.push(Arc::new(entry));

@@ -1,6 +1,7 @@
 //! Stage 3: structural validation (the compiled schema, every error), semantic checks (the
 //! args' hook), and the repair loop's feedback.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -8,6 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Observation;
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
+use crate::lite::Lite;
 
 /// Most issues one feedback carries; the rest are left for the next repair round.
 pub const MAX_ISSUES: usize = 32;
@@ -308,6 +310,53 @@ impl ArgsPlan {
                 }
             }
         }
+    }
+
+    /// The plan on the fast path's borrowed tree (see `crate::fast`). `false` sends the call
+    /// to the full path instead: a null to drop (where the `Value` path's removal decides the
+    /// members' order) or a plan too large for the bit sets. Defaults are appended, as
+    /// `Map::insert` appends them.
+    pub(crate) fn apply_lite(&self, args: &mut Lite<'_>) -> bool {
+        match args {
+            Lite::Object(members) => self.apply_members(members),
+            _ => true,
+        }
+    }
+
+    fn apply_members(&self, members: &mut Vec<(Cow<'_, str>, Lite<'_>)>) -> bool {
+        if self.props.len() > 16 {
+            return false;
+        }
+        let mut present = 0u32;
+        for (key, value) in members.iter_mut() {
+            let Some(i) = self.props.iter().position(|p| p.name == *key) else {
+                continue;
+            };
+            present |= 1 << i;
+            let p = &self.props[i];
+            let ok = match value {
+                Lite::Null if p.drop_null => false,
+                Lite::Object(inner) => p.nested.as_ref().is_none_or(|n| n.apply_members(inner)),
+                Lite::Array(items) => p.items.as_ref().is_none_or(|n| {
+                    items.iter_mut().all(|item| match item {
+                        Lite::Object(inner) => n.apply_members(inner),
+                        _ => true,
+                    })
+                }),
+                _ => true,
+            };
+            if !ok {
+                return false;
+            }
+        }
+        for (i, p) in self.props.iter().enumerate() {
+            if let Some(d) = &p.default {
+                if present & (1 << i) == 0 {
+                    members.push((Cow::Owned(p.name.clone()), Lite::from_value(d)));
+                }
+            }
+        }
+        true
     }
 
     fn apply_map_hashed(&self, map: &mut Map<String, Value>) {

@@ -7,6 +7,7 @@ mod defaults;
 mod executor;
 mod export;
 mod extractors;
+mod fast_path;
 mod lock;
 mod pipeline;
 mod probe;

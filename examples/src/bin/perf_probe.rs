@@ -1,0 +1,101 @@
+//! A repeatable instruction-count probe for the pipeline bench (BENCHMARKS.md).
+//!
+//! Wall-clock benches are noisy on a shared machine; instruction counts under callgrind are
+//! not. This runs `N` iterations of one workload, the same ones `benches/pipeline.rs` times:
+//!
+//! ```sh
+//! cargo build --release -p tool-contract-examples --bin perf_probe
+//! valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.floor \
+//!     --toggle-collect='perf_probe::run_*' target/release/perf_probe floor 2000
+//! valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.full \
+//!     --toggle-collect='perf_probe::run_*' target/release/perf_probe full 2000
+//! ```
+//!
+//! With `--toggle-collect`, set-up (registry build, schema compilation, runtime) is not
+//! counted, so the total divided by `N` is the per-call cost; the probe prints that division's
+//! denominator. Running with two different `N` and subtracting gives the same figure without
+//! the toggle.
+
+use std::hint::black_box;
+
+use tool_contract::extract::{State, Tenant};
+use tool_contract::{Registry, ToolContext};
+use tool_contract_examples::{
+    search_documents, DocumentStore, SearchDocuments, SearchDocumentsArgs,
+};
+
+// The same inputs as `benches/pipeline.rs`.
+const ARGS: &str =
+    r#"{"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}"#;
+const PROPOSAL: &str = r#"{"id": "call_bench", "name": "search_documents", "arguments": {"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}}"#;
+
+/// The floor: typed parse, direct handler call, serialized output.
+#[inline(never)]
+fn run_floor(rt: &tokio::runtime::Runtime, store: &DocumentStore, n: usize) -> usize {
+    let mut len = 0;
+    for _ in 0..n {
+        len += rt.block_on(async {
+            let args: SearchDocumentsArgs = serde_json::from_str(black_box(ARGS)).unwrap();
+            let out = search_documents(args, Tenant::new("acme"), State(store.clone()))
+                .await
+                .unwrap();
+            black_box(serde_json::to_string(&out).unwrap()).len()
+        });
+    }
+    len
+}
+
+/// The full pipeline: `Registry::handle` and the serialized observation.
+#[inline(never)]
+fn run_full(rt: &tokio::runtime::Runtime, reg: &Registry, ctx: &ToolContext, n: usize) -> usize {
+    let mut len = 0;
+    for _ in 0..n {
+        len += rt.block_on(async {
+            let obs = reg.handle(black_box(PROPOSAL), ctx).await;
+            assert!(obs.ok);
+            black_box(serde_json::to_string(&obs).unwrap()).len()
+        });
+    }
+    len
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let which = args.next().unwrap_or_else(|| "full".into());
+    let n: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1000);
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = DocumentStore::seeded();
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("documents:search")
+        .state(store.clone())
+        .build();
+    let reg = Registry::builder()
+        .tool(SearchDocuments)
+        .build()
+        .expect("registry");
+
+    let len = match which.as_str() {
+        "floor" => run_floor(&rt, &store, n),
+        "full" => run_full(&rt, &reg, &ctx, n),
+        // Futures are moved (memcpy) when polled through `block_on` and when nested: their
+        // size is part of the per-call cost.
+        "sizes" => {
+            println!(
+                "Registry::handle future: {} bytes",
+                std::mem::size_of_val(&reg.handle(PROPOSAL, &ctx))
+            );
+            0
+        }
+        other => {
+            eprintln!("usage: perf_probe floor|full|sizes [N]; unknown workload {other:?}");
+            std::process::exit(2);
+        }
+    };
+    println!("{which}: {n} calls ({len} output bytes)");
+}
