@@ -64,7 +64,7 @@ fn latency(c: &mut Criterion) {
         b.to_async(&rt).iter(|| async {
             let obs = reg.handle(black_box(PROPOSAL), &ctx).await;
             debug_assert!(obs.ok);
-            black_box(serde_json::to_string(&obs).unwrap())
+            black_box(obs.to_json())
         })
     });
     g.bench_function("naive_compile_per_call", |b| {
@@ -123,7 +123,7 @@ fn throughput(c: &mut Criterion) {
                             tokio::spawn(async move {
                                 for _ in 0..per_task {
                                     let obs = reg.handle(PROPOSAL, &ctx).await;
-                                    black_box(serde_json::to_string(&obs).unwrap());
+                                    black_box(obs.to_json());
                                 }
                             })
                         })

@@ -206,6 +206,29 @@ impl Observation {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// The envelope as JSON text: what goes back to the model (the same text as
+    /// `serde_json::to_string`, written into one buffer sized for it up front).
+    ///
+    /// ```
+    /// # use tool_contract::envelope::{Meta, Observation, Provenance};
+    /// # use serde_json::json;
+    /// # let meta: Meta = serde_json::from_value(json!({"tool": "ping_service", "tool_version": "1.0.0",
+    /// #     "call_id": "call_1", "latency_ms": 3, "attempts": 1})).unwrap();
+    /// let obs = Observation::success(json!({"up": true}), meta, Provenance::untrusted("tool://ping_service@1.0.0", None));
+    /// assert_eq!(obs.to_json(), serde_json::to_string(&obs).unwrap());
+    /// ```
+    pub fn to_json(&self) -> String {
+        // Meta and provenance take a few hundred bytes; growing from `to_string`'s small
+        // first buffer costs several reallocations and copies per envelope.
+        let data = self.data.as_ref().map_or(0, |d| d.get().len());
+        let mut out = Vec::with_capacity(data + 512);
+        if serde_json::to_writer(&mut out, self).is_err() {
+            return "{}".to_owned();
+        }
+        // serde_json writes valid UTF-8 only.
+        String::from_utf8(out).unwrap_or_else(|_| "{}".to_owned())
+    }
+
     /// Renders the envelope for a prompt, inside a tag that marks it untrusted:
     ///
     /// ```text
@@ -233,7 +256,7 @@ impl Observation {
     /// assert!(!block.contains("trust=\"trusted\""));
     /// ```
     pub fn to_prompt_block(&self) -> String {
-        let json = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned());
+        let json = self.to_json();
         let mut body = String::with_capacity(json.len() + 16);
         for c in json.chars() {
             match c {

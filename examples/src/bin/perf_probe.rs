@@ -53,7 +53,7 @@ fn run_full(rt: &tokio::runtime::Runtime, reg: &Registry, ctx: &ToolContext, n: 
         len += rt.block_on(async {
             let obs = reg.handle(black_box(PROPOSAL), ctx).await;
             assert!(obs.ok);
-            black_box(serde_json::to_string(&obs).unwrap()).len()
+            black_box(obs.to_json()).len()
         });
     }
     len
