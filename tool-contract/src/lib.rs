@@ -60,9 +60,12 @@ pub mod effect;
 pub mod envelope;
 pub mod error;
 pub mod execute;
+pub mod export;
 pub mod extract;
 pub mod idempotency;
 mod lite;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod policy;
 pub mod proposal;
 pub mod receipt;

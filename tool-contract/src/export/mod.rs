@@ -1,0 +1,3 @@
+//! Schema exports.
+
+pub mod mcp;
