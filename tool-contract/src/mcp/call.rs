@@ -1,0 +1,98 @@
+//! `tools/call`: the MCP request → the pipeline → the envelope as a `CallToolResult`.
+
+use std::borrow::Cow;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ErrorData;
+use serde_json::{json, Value};
+
+use super::{approval, Inner, McpRequest, TextContent};
+use crate::envelope::{Meta, Observation, Provenance};
+use crate::error::ToolError;
+use crate::registry::Prepared;
+
+pub(super) async fn call_tool(
+    inner: &Inner,
+    request: CallToolRequestParams,
+    rmcp: RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let name = request.name.as_ref();
+    let ctx = match inner.context.context(&McpRequest {
+        tool: name,
+        rmcp: &rmcp,
+    }) {
+        Ok(ctx) => ctx,
+        Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp))),
+    };
+    // Through the raw-text entry point so MCP calls get the registry's proposal limits (size,
+    // depth, value count, number policy) like every other proposal.
+    let arguments = Value::Object(request.arguments.unwrap_or_default());
+    let raw = json!({ "name": name, "arguments": arguments }).to_string();
+    let observation = match inner.registry.prepare_raw(&raw, &ctx) {
+        Ok(Prepared::Ready(call)) => inner.registry.execute(call).await,
+        Ok(Prepared::NeedsApproval(pending)) => {
+            approval::resolve(inner, pending, &rmcp, &ctx).await
+        }
+        Err(rejection) if rejection.observation().code() == Some("UNKNOWN_TOOL") => {
+            // A protocol error, per the spec's error handling section (see the module docs).
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {}", truncate(name)),
+                Some(rejection.observation().to_value()),
+            ));
+        }
+        Err(rejection) => rejection.into_observation(),
+    };
+    Ok(result(inner, &observation))
+}
+
+/// The MCP result for an envelope: `structuredContent` is the envelope, `isError` is `!ok`,
+/// plus one text block.
+pub(super) fn result(inner: &Inner, observation: &Observation) -> CallToolResult {
+    let envelope = observation.to_value();
+    let text = match inner.text {
+        TextContent::PromptBlock => observation.to_prompt_block(),
+        TextContent::Json => envelope.to_string(),
+    };
+    let mut result = if observation.ok {
+        CallToolResult::structured(envelope)
+    } else {
+        CallToolResult::structured_error(envelope)
+    };
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// The envelope for a call the host's context provider refused.
+fn refused(
+    inner: &Inner,
+    name: &str,
+    err: ToolError,
+    rmcp: &RequestContext<RoleServer>,
+) -> Observation {
+    tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider");
+    let contract = inner
+        .registry
+        .contracts()
+        .into_iter()
+        .find(|c| c.name == name);
+    let meta = Meta {
+        tool: Cow::Owned(truncate(name)),
+        tool_version: contract.map(|c| Cow::Borrowed(c.version.as_str())),
+        // The registry numbers only calls it saw; this one never reached it.
+        call_id: format!("mcp_{}", rmcp.id),
+        latency_ms: 0,
+        attempts: 0,
+        fingerprint: contract.map(|c| Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
+        idempotency: None,
+    };
+    let source = format!("tool://{}", truncate(name));
+    Observation::failure(err, meta, Provenance::untrusted(source, None))
+}
+
+/// Names echoed back are cut to MCP's 128 chars: the client controls them.
+fn truncate(name: &str) -> String {
+    name.chars()
+        .take(crate::export::mcp::MAX_NAME_LEN)
+        .collect()
+}
