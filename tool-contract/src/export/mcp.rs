@@ -22,8 +22,8 @@
 //! discriminated by `ok`) of the success envelope, whose `data` is the tool's own output schema,
 //! and the error envelope. MCP requires `type: "object"` at the root, which the envelope is.
 //!
-//! The output schema's own `$defs` (left by recursive types) are hoisted to the root, so its
-//! `#/$defs/...` references keep resolving once it is nested under `data`.
+//! The output schema's own references (`#` for a recursive root type, `#/$defs/...`) are
+//! rebased onto `#/properties/data`, so they keep resolving once the schema is nested there.
 //!
 //! ```
 //! # use tool_contract::{tool, ToolArgs, ToolError, Tool};
@@ -145,14 +145,16 @@ pub fn annotations(effect: Effect, idempotency: &IdempotencySource) -> Value {
 /// schema as `data`) and the error envelope. See the [module docs](self) for why.
 pub fn output_schema(contract: &ToolContract) -> Value {
     let mut data = contract.output_schema.clone();
-    let mut defs = None;
+    let mut id = None;
     if let Value::Object(map) = &mut data {
-        // A nested schema is not a document root: its `$schema`/`$id` would re-base references.
+        // Nested, it is no document root: `$schema` is the envelope's, and its `$id` would make
+        // it a separate resource that validators resolve inconsistently (`tool://` is no
+        // scheme URL resolvers know); plain JSON-pointer references work everywhere.
         map.remove("$schema");
-        map.remove("$id");
-        defs = map.remove("$defs");
+        id = map.remove("$id");
     }
-    let mut schema = json!({
+    rebase_refs(&mut data, id.as_ref().and_then(Value::as_str), DATA_POINTER);
+    json!({
         "$schema": DRAFT_2020_12,
         "title": format!("{} result envelope", contract.name),
         "description": "The tool-contract observation. Success: `ok: true` and `data`, the \
@@ -172,11 +174,52 @@ pub fn output_schema(contract: &ToolContract) -> Value {
             {"properties": {"ok": {"const": true}}, "required": ["data"], "not": {"required": ["error"]}},
             {"properties": {"ok": {"const": false}}, "required": ["error"], "not": {"required": ["data"]}},
         ],
-    });
-    if let (Some(defs), Value::Object(root)) = (defs, &mut schema) {
-        root.insert("$defs".into(), defs);
+    })
+}
+
+/// Where the tool's output schema sits inside the envelope schema.
+const DATA_POINTER: &str = "/properties/data";
+
+/// Rewrites the local references of a schema moved to `pointer`: `#` → `#<pointer>`,
+/// `#/$defs/x` → `#<pointer>/$defs/x`, and the same for references through the schema's old
+/// `$id`. Keywords holding data rather than schemas (`const`, `enum`, `default`, `examples`) are
+/// left alone, so a value that happens to contain a `$ref` key is not rewritten; maps of named
+/// subschemas (`properties`, `$defs`, ...) are walked by value, so a field named `default` is
+/// still a schema.
+fn rebase_refs(schema: &mut Value, old_id: Option<&str>, pointer: &str) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(reference)) => {
+                        let local = old_id
+                            .and_then(|id| reference.strip_prefix(id))
+                            .unwrap_or(reference.as_str());
+                        if let Some(fragment) = local.strip_prefix('#') {
+                            *reference = format!("#{pointer}{fragment}");
+                        }
+                    }
+                    ("const" | "enum" | "default" | "examples", _) => {}
+                    (
+                        "properties" | "patternProperties" | "$defs" | "definitions"
+                        | "dependentSchemas",
+                        Value::Object(named),
+                    ) => {
+                        for subschema in named.values_mut() {
+                            rebase_refs(subschema, old_id, pointer);
+                        }
+                    }
+                    (_, value) => rebase_refs(value, old_id, pointer),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                rebase_refs(item, old_id, pointer);
+            }
+        }
+        _ => {}
     }
-    schema
 }
 
 fn error_schema() -> Value {
@@ -240,6 +283,36 @@ fn title(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn references_follow_the_schema_into_the_envelope() {
+        let mut schema = json!({
+            "properties": {
+                "children": {"type": "array", "items": {"$ref": "#"}},
+                "next": {"$ref": "#/$defs/Node"},
+                "by_id": {"$ref": "tool://t/output/1.0.0#/$defs/Node"},
+                "external": {"$ref": "https://example.com/schema.json"},
+                "literal": {"const": {"$ref": "#"}},
+                "default": {"$ref": "#"},
+            },
+            "$defs": {"Node": {"items": [{"$ref": "#/$defs/Node"}]}},
+        });
+        rebase_refs(&mut schema, Some("tool://t/output/1.0.0"), DATA_POINTER);
+        let p = &schema["properties"];
+        assert_eq!(p["children"]["items"]["$ref"], "#/properties/data");
+        assert_eq!(p["next"]["$ref"], "#/properties/data/$defs/Node");
+        assert_eq!(p["by_id"]["$ref"], "#/properties/data/$defs/Node");
+        assert_eq!(p["external"]["$ref"], "https://example.com/schema.json");
+        assert_eq!(p["literal"]["const"]["$ref"], "#");
+        assert_eq!(
+            p["default"]["$ref"], "#/properties/data",
+            "a field named `default`"
+        );
+        assert_eq!(
+            schema["$defs"]["Node"]["items"][0]["$ref"],
+            "#/properties/data/$defs/Node"
+        );
+    }
 
     #[test]
     fn titles_read_as_words() {
