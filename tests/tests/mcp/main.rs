@@ -4,36 +4,16 @@
 mod export;
 mod handler;
 
-use std::time::{Duration, Instant};
-
-use tool_contract::{Registry, ToolContext, Toolset};
-use tool_contract_examples::{
-    CreateDraftTicket, DeleteDocument, DocumentStore, ReadDocumentSpan, SearchDocuments, SendEmail,
-};
+use tool_contract::{Registry, ToolContext};
+use tool_contract_examples::mcp::{local_user_context, seed_registry};
+use tool_contract_examples::DocumentStore;
 
 /// The seed's five tools.
 pub fn registry() -> Registry {
-    let tools = Toolset::new()
-        .with(SearchDocuments)
-        .with(ReadDocumentSpan)
-        .with(CreateDraftTicket)
-        .with(SendEmail)
-        .with(DeleteDocument);
-    Registry::builder().toolset(tools).build().unwrap()
+    seed_registry().unwrap()
 }
 
 /// A user who may search, read, draft and mail, but not delete.
 pub fn ctx(store: &DocumentStore) -> ToolContext {
-    ToolContext::builder()
-        .principal("user:kim")
-        .tenant("acme")
-        .capabilities([
-            "documents:search",
-            "documents:read",
-            "tickets:create",
-            "mail:send",
-        ])
-        .deadline(Instant::now() + Duration::from_secs(30))
-        .state(store.clone())
-        .build()
+    local_user_context(store)
 }

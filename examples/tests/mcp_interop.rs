@@ -1,0 +1,349 @@
+//! Interop of the `mcp_server` example with real third-party MCP clients, not mocks:
+//!
+//! * the official Python MCP SDK (`mcp` on PyPI), over stdio and over streamable HTTP, running
+//!   `tests/interop/mcp_client.py`;
+//! * the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli` on npm), over stdio and HTTP.
+//!
+//! Each lists the tools, calls one that succeeds, one with bad arguments, one refused for a
+//! missing capability and one that needs approval, and checks every `structuredContent` against
+//! the advertised `outputSchema` with a JSON Schema validator on the client side (Python
+//! `jsonschema` in the script; the `jsonschema` crate here for the Inspector's output).
+//!
+//! The clients are installed inside the repository by `.ci/mcp-clients`, which prints the
+//! variables these tests read: `TC_MCP_PYTHON` (a python with `mcp` and `jsonschema`) and
+//! `TC_MCP_INSPECTOR` (the `mcp-inspector-cli` executable). Without them each test prints
+//! `SKIPPED: ...` to stderr; a variable naming a missing file fails the test.
+//!
+//! They live in the examples crate because they test its `mcp_server` binary, which Cargo
+//! builds for them and names in `CARGO_BIN_EXE_mcp_server`. Every child process has a timeout
+//! and is killed when a test ends, even by a panic; HTTP servers bind port 0 and report the
+//! port they got.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const SERVER: &str = env!("CARGO_BIN_EXE_mcp_server");
+/// Per client run: generous for a loaded 2-core machine; a run takes about a second.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(90);
+const SERVER_START_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn interop_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/mcp_client.py")
+}
+
+/// The client named by `var`, or `None` after printing why the test is skipped.
+fn client(test: &str, var: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(path) if !path.is_empty() => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.exists(),
+                "{var}={} does not exist; re-run .ci/mcp-clients",
+                path.display()
+            );
+            Some(path)
+        }
+        _ => {
+            // Straight to the process's stderr: libtest captures `eprintln!` of passing tests,
+            // and a skip must never look like a pass.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: {test}: {var} is not set, so this interop test did not run; \
+                 install the clients with `eval \"$(.ci/mcp-clients)\"`"
+            );
+            None
+        }
+    }
+}
+
+/// Kills and reaps the child when dropped, so no test leaves a process behind.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+struct Output {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        text
+    })
+}
+
+/// Runs `cmd` to completion within `CLIENT_TIMEOUT`, reading both pipes as it goes (a full
+/// pipe would otherwise stall the child).
+fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = Reaped(
+        cmd.spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}")),
+    );
+    let stdout = drain(child.0.stdout.take());
+    let stderr = drain(child.0.stderr.take());
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{cmd:?} did not finish within {CLIENT_TIMEOUT:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// The example server on streamable HTTP at a free loopback port; killed on drop.
+struct HttpServer {
+    _process: Reaped,
+    url: String,
+}
+
+fn http_server() -> HttpServer {
+    let mut child = Reaped(
+        Command::new(SERVER)
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start mcp_server --http"),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let url = rx
+        .recv_timeout(SERVER_START_TIMEOUT)
+        .expect("mcp_server --http prints its URL");
+    let url = url.trim().to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url:?}"
+    );
+    HttpServer {
+        _process: child,
+        url,
+    }
+}
+
+/// The checks the Python script must report as passed: if one disappeared, the script changed
+/// and this test should notice.
+const PYTHON_CHECKS: &[&str] = &[
+    "initialize.tools_capability",
+    "list.names",
+    "list.search_documents.annotations",
+    "list.send_email.annotations",
+    "list.delete_document.meta",
+    "call_ok.is_error",
+    "call_ok.matches_output_schema",
+    "call_ok.data",
+    "call_bad_args.matches_output_schema",
+    "call_bad_args.category",
+    "call_denied_capability.matches_output_schema",
+    "call_denied_capability.category",
+    "call_needs_approval.matches_output_schema",
+    "call_needs_approval.out_of_band",
+    "call_unknown.protocol_error",
+];
+
+fn assert_python_passed(out: &Output) {
+    assert!(
+        out.status.success() && out.stdout.contains("SUMMARY PASS"),
+        "Python MCP client failed ({}):\n{}\n{}",
+        out.status,
+        out.stdout,
+        out.stderr
+    );
+    for check in PYTHON_CHECKS {
+        assert!(
+            out.stdout.lines().any(|l| l == format!("PASS {check}")),
+            "check {check} did not pass:\n{}",
+            out.stdout
+        );
+    }
+    assert!(!out.stdout.contains("\nFAIL "), "{}", out.stdout);
+}
+
+#[test]
+fn python_sdk_over_stdio() {
+    let Some(python) = client("python_sdk_over_stdio", "TC_MCP_PYTHON") else {
+        return;
+    };
+    let out = run(Command::new(python)
+        .arg(interop_script())
+        .args(["--stdio", SERVER, "--stdio"]));
+    assert_python_passed(&out);
+}
+
+#[test]
+fn python_sdk_over_streamable_http() {
+    let Some(python) = client("python_sdk_over_streamable_http", "TC_MCP_PYTHON") else {
+        return;
+    };
+    let server = http_server();
+    let out = run(Command::new(python)
+        .arg(interop_script())
+        .args(["--http", &server.url]));
+    assert_python_passed(&out);
+}
+
+/// How the Inspector reaches the server.
+enum Target<'a> {
+    Stdio,
+    Http(&'a str),
+}
+
+fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str]) -> Value {
+    let mut cmd = Command::new(cli);
+    // inspector-cli 1.0.3 looks for its package.json with a path relative to the *working
+    // directory* (fs.existsSync("../package.json")) but imports it relative to its module, so it
+    // only starts from a directory one level below a package.json: its own `build/`.
+    let build_dir = std::fs::canonicalize(cli)
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    if let Some(dir) = build_dir {
+        cmd.current_dir(dir);
+    }
+    cmd.arg("--cli");
+    match target {
+        Target::Stdio => cmd.args([SERVER, "--stdio"]),
+        Target::Http(url) => cmd.args([url, "--transport", "http"]),
+    };
+    cmd.args(method_args);
+    let out = run(&mut cmd);
+    assert!(
+        out.status.success(),
+        "inspector {method_args:?} failed ({}):\n{}\n{}",
+        out.status,
+        out.stdout,
+        out.stderr
+    );
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "inspector printed no JSON ({e}):\n{}\n{}",
+            out.stdout, out.stderr
+        )
+    })
+}
+
+fn inspector_scenario(cli: &Path, target: Target<'_>) {
+    let listed = inspector(cli, &target, &["--method", "tools/list"]);
+    let tools = listed["tools"].as_array().expect("a tools array");
+    let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "create_draft_ticket",
+            "delete_document",
+            "read_document_span",
+            "search_documents",
+            "send_email"
+        ]
+    );
+    let schema_of = |name: &str| -> Value {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        assert_eq!(tool["inputSchema"]["type"], "object", "{name}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
+        tool["outputSchema"].clone()
+    };
+    let cases: [(&str, &[&str], Option<&str>); 4] = [
+        ("search_documents", &["query=refund policy"], None),
+        (
+            "search_documents",
+            &["query=refund", "top_k=50"],
+            Some("INVALID_INPUT"),
+        ),
+        (
+            "delete_document",
+            &[
+                "source_id=policy/refund",
+                "reason=superseded by the 2026 policy",
+            ],
+            Some("UNAUTHORIZED"),
+        ),
+        (
+            "send_email",
+            &[
+                "to=lee@acme.test",
+                "subject=Refund policy",
+                "body=From 2026-07-01.",
+            ],
+            Some("POLICY_DENIED"),
+        ),
+    ];
+    for (tool, args, failure) in cases {
+        let mut method = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
+        method.extend_from_slice(args);
+        let result = inspector(cli, &target, &method);
+        let envelope = &result["structuredContent"];
+        assert_eq!(
+            result["isError"].as_bool().unwrap_or(false),
+            failure.is_some(),
+            "{tool} {args:?}: {result}"
+        );
+        assert_eq!(envelope["ok"], failure.is_none(), "{tool}: {envelope}");
+        if let Some(category) = failure {
+            assert_eq!(
+                envelope["error"]["category"], category,
+                "{tool}: {envelope}"
+            );
+        }
+        let schema = schema_of(tool);
+        let validator = jsonschema::draft202012::new(&schema).expect("outputSchema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(envelope)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool}: structuredContent breaks outputSchema: {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn inspector_cli_over_stdio() {
+    let Some(cli) = client("inspector_cli_over_stdio", "TC_MCP_INSPECTOR") else {
+        return;
+    };
+    inspector_scenario(&cli, Target::Stdio);
+}
+
+#[test]
+fn inspector_cli_over_streamable_http() {
+    let Some(cli) = client("inspector_cli_over_streamable_http", "TC_MCP_INSPECTOR") else {
+        return;
+    };
+    let server = http_server();
+    inspector_scenario(&cli, Target::Http(&server.url));
+}
