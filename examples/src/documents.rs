@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tool_contract::extract::{IdempotencyKey, Principal, State, Tenant};
 use tool_contract::{tool, ApprovalCondition, ToolArgs, ToolContext, ToolError, ValidationIssue};
 
-use crate::store::DocumentStore;
+use crate::store::{DocumentStore, SentMail};
 
 /// The kind of an internal source: `policy` (company policies), `manual` (operating manuals),
 /// `incident` (incident reports) or `faq` (frequently asked questions).
@@ -383,8 +383,14 @@ pub async fn send_email(
     args: SendEmailArgs,
     principal: Principal,
     key: IdempotencyKey,
+    mail: State<DocumentStore>,
 ) -> Result<EmailReceipt, ToolError> {
-    let _ = (&args.to, principal);
+    mail.send_mail(SentMail {
+        from: principal.to_string(),
+        to: args.to,
+        subject: args.subject,
+        idempotency_key: key.to_string(),
+    });
     Ok(EmailReceipt {
         message_id: format!("msg-{}", &key.as_str()[..key.as_str().len().min(12)]),
         idempotency_key: key.to_string(),

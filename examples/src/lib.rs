@@ -16,4 +16,4 @@ pub mod mcp;
 pub mod store;
 
 pub use documents::*;
-pub use store::{Document, DocumentStore};
+pub use store::{Document, DocumentStore, SentMail};

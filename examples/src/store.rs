@@ -30,9 +30,23 @@ pub struct DocumentStore {
     inner: Arc<Inner>,
 }
 
+/// One message handed to the (simulated) mail system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentMail {
+    /// The sender.
+    pub from: String,
+    /// The recipient.
+    pub to: String,
+    /// The subject line.
+    pub subject: String,
+    /// The idempotency key the mail system was given.
+    pub idempotency_key: String,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     docs: RwLock<BTreeMap<(String, String), Document>>,
+    outbox: std::sync::Mutex<Vec<SentMail>>,
     latency_ms: AtomicU64,
     score_percent: AtomicU64,
 }
@@ -41,6 +55,25 @@ impl DocumentStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Hands a message to the mail system: every call is one send, so tests and the demo can
+    /// count how often the side effect really happened.
+    pub fn send_mail(&self, mail: SentMail) {
+        self.inner
+            .outbox
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(mail);
+    }
+
+    /// Every message sent so far, in order.
+    pub fn sent_mail(&self) -> Vec<SentMail> {
+        self.inner
+            .outbox
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Adds or replaces a document for `tenant`.

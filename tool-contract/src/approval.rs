@@ -1,15 +1,45 @@
-//! Approval requests: what a human is asked to approve, bound to a digest of exactly what will
-//! run. Grants that release a request build on this (see the exactly-once work).
+//! Approval: what a human is asked to approve, and the grant that releases exactly that.
+//!
+//! [`Registry::prepare`](crate::Registry::prepare) of a call that needs approval (always for
+//! `approval`, by the args' [`ApprovalCondition`](crate::ApprovalCondition) for
+//! `approval = "conditional"`) returns an [`ApprovalRequest`] instead of a runnable call. It
+//! shows the approver an [`ApprovalSubject`] (tool, version, contract fingerprint, canonical
+//! arguments with defaults applied, effect, principal, tenant) and carries the digest of all
+//! of it. The approver answers with [`Registry::grant`](crate::Registry::grant), which signs an
+//! [`ApprovalGrant`] with the host's [`ApprovalKey`], or [`Registry::deny`](crate::Registry::deny).
+//!
+//! [`Registry::execute_approved`](crate::Registry::execute_approved) runs the call only if the
+//! grant is genuine, was given for this tenant, tool, version and digest, has not expired and
+//! was never used before; each failure is `POLICY_DENIED` with its own code and nothing runs:
+//!
+//! | code | why |
+//! |---|---|
+//! | `APPROVAL_GRANT_INVALID` | the MAC does not verify: forged, tampered with, or another key |
+//! | `APPROVAL_TENANT_MISMATCH` | the grant is for another tenant |
+//! | `APPROVAL_TOOL_MISMATCH` | the grant is for another tool or version |
+//! | `APPROVAL_DIGEST_MISMATCH` | the grant approved other arguments, principal or contract |
+//! | `APPROVAL_GRANT_EXPIRED` | past its expiry (default 10 minutes after it was given) |
+//! | `APPROVAL_GRANT_CONSUMED` | already used: a grant releases one execution |
+//! | `APPROVAL_DENIED` | the approver said no |
+//!
+//! The digest leaves out the call id, so a model that proposes the same call again (with its
+//! keys in another order, say) meets the same digest, and a grant given for the first proposal
+//! releases the second one.
 
+use std::fmt;
+
+use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::effect::Effect;
+use crate::error::ToolError;
 use crate::execute::PreparedCall;
-use crate::schema::sha256_canonical;
+use crate::schema::{canonical_json, hex, sha256_canonical};
 
-/// What will run if a human approves: tool, version, canonical arguments (defaults applied),
-/// effect, principal and tenant, plus the digest of all of it.
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// What will run if a human approves, and so what the digest covers.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ApprovalSubject {
@@ -17,6 +47,9 @@ pub struct ApprovalSubject {
     pub tool: String,
     /// Tool version.
     pub tool_version: String,
+    /// The contract's `contract_sha256`: a changed policy under the same version is another
+    /// subject.
+    pub contract_sha256: String,
     /// Effect class.
     pub effect: Effect,
     /// Validated arguments with defaults applied.
@@ -25,23 +58,26 @@ pub struct ApprovalSubject {
     pub principal: Option<String>,
     /// For which tenant.
     pub tenant: Option<String>,
-    /// The call id.
-    pub call_id: String,
 }
 
 impl ApprovalSubject {
-    /// `sha256:` of the canonical subject: a grant approves this digest and nothing else.
+    /// `sha256:` of the canonical (RFC 8785) subject: a grant approves this digest only.
     pub fn digest(&self) -> String {
         sha256_canonical(self)
     }
 }
 
 /// A call that passed every check but needs a human's approval before it runs.
+///
+/// Show [`subject`](Self::subject) to the approver, then call
+/// [`Registry::grant`](crate::Registry::grant) and
+/// [`Registry::execute_approved`](crate::Registry::execute_approved), or
+/// [`Registry::deny`](crate::Registry::deny).
 #[derive(Debug)]
 pub struct ApprovalRequest {
     subject: ApprovalSubject,
     digest: String,
-    // Held, not exposed: only an approval releases it.
+    // Held, not exposed: only a valid grant releases it.
     pub(crate) call: PreparedCall,
 }
 
@@ -60,8 +96,268 @@ impl ApprovalRequest {
         &self.subject
     }
 
-    /// The digest an approval must name.
+    /// The digest a grant must name.
     pub fn digest(&self) -> &str {
         &self.digest
+    }
+
+    /// The id of the waiting call.
+    pub fn call_id(&self) -> &str {
+        self.call.call_id()
+    }
+}
+
+/// The host's secret for signing approval grants (HMAC-SHA256).
+///
+/// Every replica that executes approved calls must hold the same key; a registry without one
+/// makes a random key, so its grants verify only in that process. The key never appears in
+/// `Debug` output.
+#[derive(Clone)]
+pub struct ApprovalKey {
+    mac: HmacSha256,
+}
+
+impl ApprovalKey {
+    /// Shortest accepted key, in bytes.
+    pub const MIN_LEN: usize = 32;
+
+    /// A key from secret bytes (at least [`MIN_LEN`](Self::MIN_LEN) of them, e.g. from a
+    /// secret manager).
+    pub fn new(secret: &[u8]) -> Result<Self, ApprovalKeyError> {
+        if secret.len() < Self::MIN_LEN {
+            return Err(ApprovalKeyError { len: secret.len() });
+        }
+        // HMAC takes keys of any length; the length check above is the only failure we allow.
+        let mac = <HmacSha256 as KeyInit>::new_from_slice(secret)
+            .map_err(|_| ApprovalKeyError { len: secret.len() })?;
+        Ok(ApprovalKey { mac })
+    }
+
+    /// A random key from the operating system's generator.
+    pub fn generate() -> Self {
+        ApprovalKey::new(&random_bytes::<32>()).unwrap_or_else(|_| unreachable!("32 bytes"))
+    }
+
+    fn tag(&self, claims: &GrantClaims) -> Vec<u8> {
+        let mut mac = self.mac.clone();
+        mac.update(&canonical_json(claims));
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    pub(crate) fn sign(&self, claims: GrantClaims) -> ApprovalGrant {
+        let mac = format!("hmac-sha256:{}", hex(&self.tag(&claims)));
+        ApprovalGrant { claims, mac }
+    }
+
+    /// Whether `grant` was signed with this key and not changed since (constant-time).
+    pub fn verify(&self, grant: &ApprovalGrant) -> bool {
+        let Some(tag) = grant.mac.strip_prefix("hmac-sha256:").and_then(unhex) else {
+            return false;
+        };
+        let mut mac = self.mac.clone();
+        mac.update(&canonical_json(&grant.claims));
+        mac.verify_slice(&tag).is_ok()
+    }
+}
+
+impl fmt::Debug for ApprovalKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApprovalKey(..)")
+    }
+}
+
+/// An [`ApprovalKey`] shorter than [`ApprovalKey::MIN_LEN`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApprovalKeyError {
+    len: usize,
+}
+
+impl fmt::Display for ApprovalKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "an approval key needs at least {} secret bytes, got {}",
+            ApprovalKey::MIN_LEN,
+            self.len
+        )
+    }
+}
+
+impl std::error::Error for ApprovalKeyError {}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct GrantClaims {
+    pub(crate) grant_id: String,
+    pub(crate) digest: String,
+    pub(crate) tool: String,
+    pub(crate) tool_version: String,
+    pub(crate) tenant: Option<String>,
+    pub(crate) approver: String,
+    pub(crate) issued_at_ms: u64,
+    pub(crate) expires_at_ms: u64,
+}
+
+/// A human's approval of one [`ApprovalRequest`] digest: signed, expiring, single-use.
+///
+/// It serializes to JSON so it can travel through an approval UI and back; any change to it
+/// breaks its MAC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalGrant {
+    #[serde(flatten)]
+    claims: GrantClaims,
+    mac: String,
+}
+
+impl ApprovalGrant {
+    /// The grant's unique id (single use is tracked by it).
+    pub fn grant_id(&self) -> &str {
+        &self.claims.grant_id
+    }
+    /// The approved digest.
+    pub fn digest(&self) -> &str {
+        &self.claims.digest
+    }
+    /// The approved tool.
+    pub fn tool(&self) -> &str {
+        &self.claims.tool
+    }
+    /// The approved tool version.
+    pub fn tool_version(&self) -> &str {
+        &self.claims.tool_version
+    }
+    /// The tenant the approval is for.
+    pub fn tenant(&self) -> Option<&str> {
+        self.claims.tenant.as_deref()
+    }
+    /// Who approved.
+    pub fn approver(&self) -> &str {
+        &self.claims.approver
+    }
+    /// When it was given, in milliseconds since the Unix epoch.
+    pub fn issued_at_ms(&self) -> u64 {
+        self.claims.issued_at_ms
+    }
+    /// When it stops releasing anything, in milliseconds since the Unix epoch.
+    pub fn expires_at_ms(&self) -> u64 {
+        self.claims.expires_at_ms
+    }
+}
+
+/// The checks a grant passes before the store is asked to consume it, in order.
+pub(crate) fn check_grant(
+    key: &ApprovalKey,
+    grant: &ApprovalGrant,
+    request: &ApprovalRequest,
+    now_ms: u64,
+) -> Result<(), ToolError> {
+    let subject = &request.subject;
+    if !key.verify(grant) {
+        return Err(ToolError::policy_denied(
+            "APPROVAL_GRANT_INVALID",
+            "the approval grant is not genuine: it was forged, altered or signed with another key",
+        ));
+    }
+    let c = &grant.claims;
+    if c.tenant != subject.tenant {
+        return Err(ToolError::policy_denied(
+            "APPROVAL_TENANT_MISMATCH",
+            "the approval grant was given for another tenant",
+        ));
+    }
+    if c.tool != subject.tool || c.tool_version != subject.tool_version {
+        return Err(ToolError::policy_denied(
+            "APPROVAL_TOOL_MISMATCH",
+            "the approval grant was given for another tool or version",
+        )
+        .with_detail("granted_tool", c.tool.clone())
+        .with_detail("granted_version", c.tool_version.clone()));
+    }
+    if c.digest != request.digest {
+        return Err(ToolError::policy_denied(
+            "APPROVAL_DIGEST_MISMATCH",
+            "the approval grant approved a different call; ask for approval of this one",
+        )
+        .with_detail("digest", request.digest.clone()));
+    }
+    if c.expires_at_ms <= now_ms {
+        return Err(ToolError::policy_denied(
+            "APPROVAL_GRANT_EXPIRED",
+            "the approval grant has expired; ask for approval again",
+        )
+        .with_detail("digest", request.digest.clone()));
+    }
+    Ok(())
+}
+
+pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut buf = [0u8; N];
+    // The OS generator failing is not recoverable for a security decision; fastrand is only a
+    // last resort so a sandbox without getrandom still yields distinct ids.
+    if getrandom::fill(&mut buf).is_err() {
+        for b in &mut buf {
+            *b = fastrand::u8(..);
+        }
+    }
+    buf
+}
+
+/// A random 128-bit id in hex.
+pub(crate) fn random_id() -> String {
+    hex(&random_bytes::<16>())
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| s.get(i..i + 2).and_then(|b| u8::from_str_radix(b, 16).ok()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims() -> GrantClaims {
+        GrantClaims {
+            grant_id: "g1".into(),
+            digest: "sha256:00".into(),
+            tool: "send_email".into(),
+            tool_version: "1.2.0".into(),
+            tenant: Some("acme".into()),
+            approver: "user:lee".into(),
+            issued_at_ms: 1,
+            expires_at_ms: 2,
+        }
+    }
+
+    #[test]
+    fn grants_verify_only_unchanged_and_under_their_key() {
+        let key = ApprovalKey::generate();
+        let grant = key.sign(claims());
+        assert!(key.verify(&grant));
+        assert!(!ApprovalKey::generate().verify(&grant), "another key");
+        let mut json = serde_json::to_value(&grant).unwrap();
+        json["expires_at_ms"] = 99.into();
+        let tampered: ApprovalGrant = serde_json::from_value(json).unwrap();
+        assert!(!key.verify(&tampered));
+        let mut bad = grant.clone();
+        bad.mac = "hmac-sha256:zz".into();
+        assert!(!key.verify(&bad));
+        bad.mac = "nonsense".into();
+        assert!(!key.verify(&bad));
+    }
+
+    #[test]
+    fn short_keys_are_refused_and_keys_never_print() {
+        let err = ApprovalKey::new(b"short").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "an approval key needs at least 32 secret bytes, got 5"
+        );
+        let key = ApprovalKey::new(&[7u8; 32]).unwrap();
+        assert_eq!(format!("{key:?}"), "ApprovalKey(..)");
     }
 }

@@ -97,6 +97,10 @@ struct ErrorBody {
     retryable: bool,
     retry_after_ms: Option<u64>,
     safe_details: Map<String, Value>,
+    /// Host-side only: the handler failed before any side effect (see
+    /// [`ToolError::before_effect`]). Never on the wire.
+    #[serde(skip)]
+    before_effect: bool,
 }
 
 impl ToolError {
@@ -114,6 +118,7 @@ impl ToolError {
                 retryable: category.default_retryable(),
                 retry_after_ms: None,
                 safe_details: Map::new(),
+                before_effect: false,
             }),
         }
     }
@@ -173,6 +178,34 @@ impl ToolError {
     pub fn with_retryable(mut self, retryable: bool) -> Self {
         self.inner.retryable = retryable;
         self
+    }
+
+    /// Marks the failure as known to precede any side effect (the request was refused, or
+    /// never sent): the call's idempotency key is released at once, so the same request may
+    /// run again without waiting for its lease to end.
+    ///
+    /// Leave it unmarked when the effect may have happened (a timeout after sending, a lost
+    /// response): the key then stays held until the lease ends, and a retry with the same key
+    /// is answered `IDEMPOTENCY_IN_PROGRESS` instead of risking a second effect.
+    ///
+    /// ```
+    /// use tool_contract::ToolError;
+    ///
+    /// let err = ToolError::transient("MAIL_RELAY_DOWN", "the mail relay refused the connection")
+    ///     .before_effect();
+    /// assert!(err.is_before_effect());
+    /// // The marker never reaches the model.
+    /// assert!(serde_json::to_value(&err).unwrap().get("before_effect").is_none());
+    /// ```
+    #[must_use]
+    pub fn before_effect(mut self) -> Self {
+        self.inner.before_effect = true;
+        self
+    }
+
+    /// Whether [`before_effect`](Self::before_effect) marked this error.
+    pub fn is_before_effect(&self) -> bool {
+        self.inner.before_effect
     }
 
     /// Tells the caller how long to wait before a retry.

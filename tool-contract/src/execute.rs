@@ -17,6 +17,7 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
 use crate::extract::IdempotencyKey;
+use crate::idempotency::Begin;
 use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
@@ -128,6 +129,53 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let keep_records = inner.sink.is_some();
     let mut attempts: Vec<AttemptRecord> = Vec::new();
     let mut diagnostics = Vec::new();
+    let held = match crate::idempotency::begin(inner, c, &call.ctx, &call.args).await {
+        Begin::Run(held) => held,
+        Begin::Replay(mut observation) => {
+            observation.meta = Meta::of(
+                c,
+                std::mem::take(&mut call.call_id),
+                millis(call.started.elapsed()),
+                0,
+            );
+            observation.meta.idempotency = Some("replayed".into());
+            span.record("tool.attempts", 0);
+            span.record("tool.outcome", "replayed");
+            diagnostics.push("idempotency: stored result replayed; the handler did not run".into());
+            record(
+                inner,
+                &mut call,
+                &observation,
+                "replayed",
+                attempts,
+                diagnostics,
+                exec_started,
+            );
+            return observation;
+        }
+        Begin::Refuse(err) => {
+            let meta = Meta::of(
+                c,
+                std::mem::take(&mut call.call_id),
+                millis(call.started.elapsed()),
+                0,
+            );
+            span.record("tool.attempts", 0);
+            span.record("tool.outcome", "error");
+            span.record("error.type", err.code());
+            let observation = Observation::failure(err, meta, provenance_of(&entry, None));
+            record(
+                inner,
+                &mut call,
+                &observation,
+                "idempotency",
+                attempts,
+                diagnostics,
+                exec_started,
+            );
+            return observation;
+        }
+    };
     let mut reservation = call.reservation.take();
     let mut attempt = 0u32;
     let mut stage = "execute";
@@ -315,6 +363,34 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
             Observation::failure(err, meta, provenance)
         }
     };
+    if let Some(held) = held {
+        let disposition = crate::idempotency::disposition(observation.error.as_ref(), attempt > 0);
+        crate::idempotency::end(inner, held, disposition, &observation, &mut diagnostics).await;
+    }
+    let stage = if observation.ok { "done" } else { stage };
+    record(
+        inner,
+        &mut call,
+        &observation,
+        stage,
+        attempts,
+        diagnostics,
+        exec_started,
+    );
+    observation
+}
+
+/// Sends the call's receipt to the registry's sink, if it has one.
+fn record(
+    inner: &Inner,
+    call: &mut PreparedCall,
+    observation: &Observation,
+    stage: &str,
+    attempts: Vec<AttemptRecord>,
+    diagnostics: Vec<String>,
+    exec_started: Instant,
+) {
+    let c = call.entry.contract;
     if let Some(sink) = &inner.sink {
         let receipt = Receipt {
             call_id: observation.meta.call_id.clone(),
@@ -335,11 +411,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
             }),
             outcome: OutcomeRecord {
                 ok: observation.ok,
-                stage: if observation.ok {
-                    "done".into()
-                } else {
-                    stage.into()
-                },
+                stage: stage.into(),
                 code: observation.code().map(str::to_owned),
                 category: observation.category(),
             },
@@ -349,7 +421,6 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         };
         sink.record(&receipt);
     }
-    observation
 }
 
 /// Source and revision from the data when the contract points at them, else the tool itself.

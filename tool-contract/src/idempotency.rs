@@ -1,13 +1,66 @@
-//! Idempotency keys: where a call's key comes from (the contract's source) and how a derived
-//! key is made. Stores that replay results build on this (see the exactly-once work).
+//! Idempotency: where a call's key comes from, and the lifecycle that makes a keyed write run
+//! at most once per key (seed field 11: "the same request run again must not duplicate its
+//! side effect").
+//!
+//! # Keys
+//! A key comes from the contract's source: an args field marked `#[tool(idempotency_key)]`, a
+//! canonical hash of named fields (`idempotency(from = [...])`), or the host
+//! (`idempotency(host)`, [`ToolContextBuilder::idempotency_key`](crate::ToolContextBuilder::idempotency_key)).
+//! A key is 1..=255 printable ASCII characters, else `INVALID_INPUT` /
+//! `IDEMPOTENCY_KEY_INVALID`. The store never sees the bare key: records are filed under a
+//! digest of (tenant, principal, tool, version, key), so two tenants, two users or two
+//! versions never share a record.
+//!
+//! # Lifecycle
+//! Just before the handler runs (after approval and the budget), the call claims its key in
+//! the registry's [`IdempotencyStore`](crate::store::IdempotencyStore) with a lease of the
+//! tool's longest possible run (every attempt's timeout and the waits between them) plus a
+//! grace period:
+//!
+//! | the store holds | the call gets |
+//! |---|---|
+//! | nothing, or a record past retention | runs the handler |
+//! | a completed record, same arguments | the stored envelope, `meta.idempotency = "replayed"`; the handler does not run |
+//! | any live record, other arguments | `CONFLICT` / `IDEMPOTENCY_KEY_REUSED`; nothing runs |
+//! | a running claim, same arguments | `CONFLICT` / `IDEMPOTENCY_IN_PROGRESS`, retryable |
+//! | a claim whose lease ended, same arguments | runs again (the downstream sees the same key) |
+//! | no answer (store down) | `TRANSIENT` / `STORE_UNAVAILABLE`; nothing runs (fail closed) |
+//!
+//! After the handler:
+//!
+//! * a success, or an output-contract violation (the effect happened), is recorded and
+//!   replayed until the retention ends (default 24 hours; then the key is forgotten and the
+//!   same request runs again, as a new one);
+//! * an error the handler marked [`before_effect`](ToolError::before_effect), or a call that
+//!   never reached its handler (deadline, budget), releases the key at once;
+//! * a timeout, a panic, an unmarked `TRANSIENT` or `INTERNAL` error, or a caller that went
+//!   away is **ambiguous**: the effect may have happened, so the key stays held until its
+//!   lease ends. Later calls get `IDEMPOTENCY_IN_PROGRESS` until then, and the run after that
+//!   passes the same key downstream (take the [`IdempotencyKey`] extractor and hand it to the
+//!   downstream API: that closes the crash window between "executed" and "recorded");
+//! * any other error (`NOT_FOUND`, `CONFLICT`, ...) is a definite answer and is recorded and
+//!   replayed like a success.
+//!
+//! If recording fails after a successful effect, the caller still gets the real result and the
+//! claim stays held until its lease ends, so an immediate retry is `IDEMPOTENCY_IN_PROGRESS`,
+//! never a second send.
+
+use std::time::Duration;
 
 use serde_json::{Map, Value};
+
+use crate::approval::random_id;
+use crate::envelope::Observation;
+use crate::error::ErrorCategory;
+use crate::registry::Inner;
+use crate::store::{Claim, ClaimRequest, IdempotencyStore};
 
 use crate::context::ToolContext;
 use crate::contract::{IdempotencySource, ToolContract};
 use crate::error::ToolError;
 use crate::extract::IdempotencyKey;
 use crate::schema::sha256_canonical;
+use std::sync::Arc;
 
 /// Resolves the key of one call from its validated arguments (defaults applied) and context.
 ///
@@ -64,4 +117,200 @@ pub fn resolve_key(
         },
     };
     Ok(key)
+}
+
+/// The registry's idempotency settings.
+pub(crate) struct IdempotencyConfig {
+    pub(crate) store: Arc<dyn IdempotencyStore>,
+    pub(crate) retention_ms: u64,
+    pub(crate) lease_grace_ms: u64,
+}
+
+impl IdempotencyConfig {
+    pub(crate) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
+    pub(crate) const DEFAULT_LEASE_GRACE: Duration = Duration::from_secs(30);
+}
+
+/// The store did not answer: nothing runs.
+pub(crate) fn store_unavailable() -> ToolError {
+    ToolError::transient(
+        "STORE_UNAVAILABLE",
+        "the service cannot guarantee this call runs once right now; try again later",
+    )
+    .before_effect()
+}
+
+/// A claim this call holds.
+#[derive(Debug)]
+pub(crate) struct Held {
+    key: String,
+    token: String,
+}
+
+/// What the claim decided for the call.
+pub(crate) enum Begin {
+    /// Run the handler, holding the claim if the call has a key.
+    Run(Option<Held>),
+    /// Answer with a stored envelope.
+    Replay(Observation),
+    /// Answer with this error; nothing runs.
+    Refuse(ToolError),
+}
+
+/// The digest records are filed under: the key within its tenant, principal, tool and version.
+fn scoped_key(contract: &ToolContract, ctx: &ToolContext, key: &IdempotencyKey) -> String {
+    sha256_canonical(&serde_json::json!({
+        "tenant": ctx.tenant().map(|t| t.as_str()),
+        "principal": ctx.principal().map(|p| p.as_str()),
+        "tool": contract.name,
+        "version": contract.version,
+        "key": key.as_str(),
+    }))
+}
+
+/// The longest a call can run: every attempt's timeout and the longest waits between them.
+fn longest_run_ms(contract: &ToolContract) -> u64 {
+    let attempts = u64::from(contract.retry.max_attempts.max(1));
+    let wait = contract.retry.max_backoff_ms.max(60_000);
+    contract
+        .timeout_ms
+        .saturating_mul(attempts)
+        .saturating_add(wait.saturating_mul(attempts - 1))
+}
+
+/// Claims the call's key, if it has one.
+// Takes the call's parts, not the call: the future must stay `Send` while it borrows them, and
+// the call's decoded arguments are `Send` but not `Sync`.
+pub(crate) async fn begin(
+    inner: &Inner,
+    contract: &ToolContract,
+    ctx: &ToolContext,
+    args: &Value,
+) -> Begin {
+    let Some(key) = ctx.idempotency_key() else {
+        return Begin::Run(None);
+    };
+    let cfg = &inner.idempotency;
+    let scoped = scoped_key(contract, ctx, key);
+    let args_hash = sha256_canonical(args);
+    let token = random_id();
+    let now = inner.clock.now_ms();
+    let lease_until_ms = now
+        .saturating_add(longest_run_ms(contract))
+        .saturating_add(cfg.lease_grace_ms);
+    let req = ClaimRequest {
+        key: &scoped,
+        args_hash: &args_hash,
+        token: &token,
+        now_ms: now,
+        lease_until_ms,
+        expires_at_ms: now.saturating_add(cfg.retention_ms).max(lease_until_ms),
+    };
+    match cfg.store.claim(req).await {
+        Ok(Claim::Acquired) => Begin::Run(Some(Held { key: scoped, token })),
+        Ok(Claim::Replay(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
+            Ok(obs) => Begin::Replay(obs),
+            Err(_) => Begin::Refuse(ToolError::internal(
+                "IDEMPOTENCY_RECORD_UNREADABLE",
+                "the stored result of this request cannot be read; it was not run again",
+            )),
+        },
+        Ok(Claim::InProgress { lease_until_ms }) => {
+            let remaining = lease_until_ms.saturating_sub(now);
+            Begin::Refuse(
+                ToolError::conflict(
+                    "IDEMPOTENCY_IN_PROGRESS",
+                    "the same request is already running; retry later to get its result",
+                )
+                .with_retryable(true)
+                // The running call usually ends within its timeout; its result then replays.
+                .with_retry_after_ms(remaining.min(contract.timeout_ms).max(1))
+                .with_detail("lease_remaining_ms", remaining),
+            )
+        }
+        Ok(Claim::KeyReused) => Begin::Refuse(ToolError::conflict(
+            "IDEMPOTENCY_KEY_REUSED",
+            "this idempotency key was already used for different arguments; use a new key for a new request",
+        )),
+        Err(e) => {
+            tracing::warn!(error = %e, tool = %contract.name, "idempotency store unavailable");
+            Begin::Refuse(store_unavailable())
+        }
+    }
+}
+
+/// What to do with a held claim once the call has its outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Disposition {
+    /// Record the envelope; replay it from now on.
+    Complete,
+    /// Forget the claim: nothing happened.
+    Release,
+    /// Keep the claim until its lease ends: the effect may have happened.
+    Hold,
+}
+
+/// Decides the claim's fate from the call's error (`None` on success) and whether the handler
+/// ran at all.
+pub(crate) fn disposition(err: Option<&ToolError>, handler_ran: bool) -> Disposition {
+    match err {
+        None => Disposition::Complete,
+        Some(_) if !handler_ran => Disposition::Release,
+        Some(e) if e.is_before_effect() => Disposition::Release,
+        Some(e) if e.code() == "OUTPUT_CONTRACT_VIOLATION" => Disposition::Complete,
+        Some(e)
+            if matches!(
+                e.category(),
+                ErrorCategory::Transient | ErrorCategory::Internal
+            ) =>
+        {
+            Disposition::Hold
+        }
+        Some(_) => Disposition::Complete,
+    }
+}
+
+/// Settles a held claim; failures to record are noted, never turned into a second run.
+pub(crate) async fn end(
+    inner: &Inner,
+    held: Held,
+    disposition: Disposition,
+    observation: &Observation,
+    diagnostics: &mut Vec<String>,
+) {
+    let store = &inner.idempotency.store;
+    match disposition {
+        Disposition::Hold => {
+            diagnostics
+                .push("idempotency: outcome ambiguous, key held until its lease ends".into());
+        }
+        Disposition::Release => {
+            if let Err(e) = store.release(&held.key, &held.token).await {
+                tracing::warn!(error = %e, "idempotency claim not released");
+                diagnostics
+                    .push("idempotency: release failed, key held until its lease ends".into());
+            }
+        }
+        Disposition::Complete => {
+            let envelope = serde_json::to_string(observation).unwrap_or_default();
+            let expires = inner
+                .clock
+                .now_ms()
+                .saturating_add(inner.idempotency.retention_ms);
+            match store
+                .complete(&held.key, &held.token, &envelope, expires)
+                .await
+            {
+                Ok(true) => diagnostics.push("idempotency: result recorded".into()),
+                Ok(false) => diagnostics
+                    .push("idempotency: the lease was lost before the result was recorded".into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "idempotent result not recorded");
+                    diagnostics.push(
+                        "idempotency: recording failed, key held until its lease ends".into(),
+                    );
+                }
+            }
+        }
+    }
 }

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 pub mod approval;
+pub mod clock;
 pub mod context;
 pub mod contract;
 pub mod effect;
@@ -71,6 +72,7 @@ pub mod proposal;
 pub mod receipt;
 pub mod registry;
 pub mod schema;
+pub mod store;
 mod tool;
 mod toolset;
 pub mod validate;

@@ -8,12 +8,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::approval::{ApprovalRequest, ApprovalSubject};
+use crate::approval::{ApprovalGrant, ApprovalKey, ApprovalRequest, ApprovalSubject, GrantClaims};
+use crate::clock::Clock;
 use crate::context::ToolContext;
 use crate::contract::ToolContract;
 use crate::effect::Access;
@@ -21,9 +22,11 @@ use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
 use crate::execute::PreparedCall;
 use crate::extract::CallMeta;
+use crate::idempotency::IdempotencyConfig;
 use crate::policy::{self, StateGate};
 use crate::proposal::{Proposal, ProposalLimits};
 use crate::receipt::{OutcomeRecord, ProposalRecord, Receipt, ReceiptSink};
+use crate::store::{ApprovalStore, IdempotencyStore, MemoryStore};
 use crate::tool::{ArgField, BoxFuture, DynTool, Tool};
 use crate::toolset::Toolset;
 use crate::validate::{self, ArgsPlan, RepairFeedback, RepairIssue};
@@ -209,6 +212,11 @@ pub(crate) struct Inner {
     gate: Option<Box<dyn StateGate>>,
     pub(crate) sink: Option<Box<dyn ReceiptSink>>,
     next_id: AtomicU64,
+    pub(crate) idempotency: IdempotencyConfig,
+    pub(crate) approvals: Arc<dyn ApprovalStore>,
+    approval_key: ApprovalKey,
+    approval_ttl_ms: u64,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 /// The set of tools an agent may use, ready to turn proposals into observations.
@@ -258,6 +266,13 @@ pub struct RegistryBuilder {
     gate: Option<Box<dyn StateGate>>,
     sink: Option<Box<dyn ReceiptSink>>,
     lint_bounds: bool,
+    idempotency_store: Option<Arc<dyn IdempotencyStore>>,
+    retention: Duration,
+    lease_grace: Duration,
+    approval_store: Option<Arc<dyn ApprovalStore>>,
+    approval_key: Option<ApprovalKey>,
+    approval_ttl: Duration,
+    clock: Option<Arc<dyn Clock>>,
 }
 
 impl Registry {
@@ -269,6 +284,13 @@ impl Registry {
             gate: None,
             sink: None,
             lint_bounds: true,
+            idempotency_store: None,
+            retention: IdempotencyConfig::DEFAULT_RETENTION,
+            lease_grace: IdempotencyConfig::DEFAULT_LEASE_GRACE,
+            approval_store: None,
+            approval_key: None,
+            approval_ttl: DEFAULT_APPROVAL_TTL,
+            clock: None,
         }
     }
 
@@ -591,11 +613,11 @@ impl Registry {
         let subject = needs_approval.then(|| ApprovalSubject {
             tool: contract.name.clone(),
             tool_version: contract.version.clone(),
+            contract_sha256: contract.fingerprint.contract_sha256.clone(),
             effect: contract.effect,
             arguments: args.clone(),
             principal: ctx.principal().map(|p| p.as_str().to_owned()),
             tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
-            call_id: call_id.clone(),
         });
         let call = PreparedCall {
             entry,
@@ -632,6 +654,120 @@ impl Registry {
             Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
             Err(rejection) => rejection.into_observation(),
         }
+    }
+
+    /// Signs a grant that approves exactly `request` (its digest, tool, version and tenant),
+    /// in the name of `approver`, valid for the registry's approval TTL and for one execution.
+    ///
+    /// Call it only after a human said yes to [`ApprovalRequest::subject`].
+    pub fn grant(&self, request: &ApprovalRequest, approver: &str) -> ApprovalGrant {
+        let now = self.inner.clock.now_ms();
+        let subject = request.subject();
+        self.inner.approval_key.sign(GrantClaims {
+            grant_id: crate::approval::random_id(),
+            digest: request.digest().to_owned(),
+            tool: subject.tool.clone(),
+            tool_version: subject.tool_version.clone(),
+            tenant: subject.tenant.clone(),
+            approver: approver.chars().take(256).collect(),
+            issued_at_ms: now,
+            expires_at_ms: now.saturating_add(self.inner.approval_ttl_ms),
+        })
+    }
+
+    /// The approver said no: a `POLICY_DENIED` / `APPROVAL_DENIED` observation the agent can
+    /// act on (choose another action, or end safely). `reason` reaches the model; keep it free
+    /// of secrets.
+    pub fn deny(&self, request: ApprovalRequest, approver: &str, reason: &str) -> Observation {
+        let err = ToolError::policy_denied("APPROVAL_DENIED", "a human declined this call")
+            .with_detail("approver", approver.chars().take(256).collect::<String>())
+            .with_detail("reason", reason.chars().take(500).collect::<String>());
+        self.refuse_prepared(request.call, err)
+    }
+
+    /// Runs the call `request` holds, if `grant` releases it: genuine (MAC), for this tenant,
+    /// tool, version and digest, not expired, and never used before (consumed atomically in
+    /// the approval store). Otherwise nothing runs and the observation is `POLICY_DENIED`
+    /// with the reason's code (see [`approval`](crate::approval)).
+    ///
+    /// ```
+    /// # use tool_contract::{tool, ToolArgs, ToolError, ToolContext, Registry, Prepared};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct DeleteDocumentArgs {
+    /// #     /// The document to delete.
+    /// #     #[schemars(length(max = 64))]
+    /// #     id: String,
+    /// # }
+    /// # /// Deletes a document for good. Use only when the user asked for the deletion.
+    /// # #[tool(version = "1.0.0", effect = "irreversible_write", timeout_ms = 100, approval, idempotency(from = [id]))]
+    /// # async fn delete_document(args: DeleteDocumentArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let registry = Registry::builder().tool(DeleteDocument).build().unwrap();
+    /// let ctx = ToolContext::builder().tenant("acme").principal("user:kim").build();
+    /// let raw = r#"{"name": "delete_document", "arguments": {"id": "doc-1"}}"#;
+    /// let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(raw, &ctx) else { panic!() };
+    /// // ... show request.subject() to a human, who approves ...
+    /// let grant = registry.grant(&request, "user:lee");
+    /// assert!(registry.execute_approved(request, &grant).await.ok);
+    ///
+    /// // A grant releases one execution.
+    /// let Ok(Prepared::NeedsApproval(again)) = registry.prepare_raw(raw, &ctx) else { panic!() };
+    /// let obs = registry.execute_approved(again, &grant).await;
+    /// assert_eq!(obs.code(), Some("APPROVAL_GRANT_CONSUMED"));
+    /// # });
+    /// ```
+    pub async fn execute_approved(
+        &self,
+        request: ApprovalRequest,
+        grant: &ApprovalGrant,
+    ) -> Observation {
+        let now = self.inner.clock.now_ms();
+        if let Err(err) =
+            crate::approval::check_grant(&self.inner.approval_key, grant, &request, now)
+        {
+            return self.refuse_prepared(request.call, err);
+        }
+        let mut call = request.call;
+        // Budget before consumption: a call the budget refuses must not burn its grant.
+        match policy::reserve(call.entry.contract, &call.ctx) {
+            Ok(r) => call.reservation = r,
+            Err(err) => return self.refuse_prepared(call, err),
+        }
+        match self
+            .inner
+            .approvals
+            .consume_grant(grant.grant_id(), grant.expires_at_ms(), now)
+            .await
+        {
+            Ok(true) => {}
+            Ok(false) => {
+                let err = ToolError::policy_denied(
+                    "APPROVAL_GRANT_CONSUMED",
+                    "the approval grant was already used; each grant releases one execution",
+                );
+                return self.refuse_prepared(call, err);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "approval store unavailable");
+                return self.refuse_prepared(call, crate::idempotency::store_unavailable());
+            }
+        }
+        call.gates = GATES_APPROVED;
+        self.execute(call).await
+    }
+
+    /// A prepared call refused at the approval stage: envelope and receipt, nothing run.
+    fn refuse_prepared(&self, call: PreparedCall, err: ToolError) -> Observation {
+        let entry = Arc::clone(&call.entry);
+        let draft = Draft {
+            call_id: call.call_id,
+            started: call.started,
+            record: call.record,
+            received_at_ms: call.received_at_ms,
+        };
+        self.reject(err, Some(&entry), "", draft, "approval", None)
+            .into_observation()
     }
 
     /// An `INVALID_INPUT` rejection at the validate stage, with the seed's repair feedback.
@@ -892,6 +1028,74 @@ impl RegistryBuilder {
         self
     }
 
+    /// Keeps idempotency records in `store` (default: in memory, for this process only).
+    ///
+    /// ```no_run
+    /// # use tool_contract::{Registry, store::MemoryStore};
+    /// let registry = Registry::builder().idempotency_store(MemoryStore::new()).build()?;
+    /// # Ok::<(), tool_contract::RegistryError>(())
+    /// ```
+    #[must_use]
+    pub fn idempotency_store(mut self, store: impl IdempotencyStore) -> Self {
+        self.idempotency_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Tracks single-use approval grants in `store` (default: in memory).
+    #[must_use]
+    pub fn approval_store(mut self, store: impl ApprovalStore) -> Self {
+        self.approval_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Uses one backend for both idempotency records and approval grants.
+    #[must_use]
+    pub fn store<S: IdempotencyStore + ApprovalStore>(self, store: S) -> Self {
+        let store = Arc::new(store);
+        self.idempotency_store(Arc::clone(&store))
+            .approval_store(store)
+    }
+
+    /// How long a completed write's result is kept and replayed (default 24 hours). After
+    /// that the record is forgotten and the same key runs the tool again, as a new request.
+    #[must_use]
+    pub fn idempotency_retention(mut self, retention: Duration) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Added to a call's longest possible run time to make its lease (default 30 seconds):
+    /// the time an ambiguous write (timed out, crashed, caller gone) keeps its key held.
+    #[must_use]
+    pub fn lease_grace(mut self, grace: Duration) -> Self {
+        self.lease_grace = grace;
+        self
+    }
+
+    /// Signs and verifies approval grants with `key`. Every replica that executes approved
+    /// calls needs the same key; without one the registry makes a random key, so its grants
+    /// verify only in this process.
+    #[must_use]
+    pub fn approval_key(mut self, key: ApprovalKey) -> Self {
+        self.approval_key = Some(key);
+        self
+    }
+
+    /// How long a grant stays valid after it is given (default 10 minutes).
+    #[must_use]
+    pub fn approval_ttl(mut self, ttl: Duration) -> Self {
+        self.approval_ttl = ttl;
+        self
+    }
+
+    /// The clock for leases, retention and grant expiry (default
+    /// [`SystemClock`](crate::clock::SystemClock), which follows a paused Tokio clock).
+    #[must_use]
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Some(Arc::new(clock));
+        self
+    }
+
     /// Turns the nested-bounds lint off (DESIGN rule 9 for nested types). On by default.
     #[must_use]
     pub fn lint_bounds(mut self, on: bool) -> Self {
@@ -944,6 +1148,8 @@ impl RegistryBuilder {
             versions.push(Arc::new(entry));
             versions.sort_by(|a, b| b.version.cmp(&a.version));
         }
+        // One in-memory store serves both concerns unless the host chose others.
+        let memory = Arc::new(MemoryStore::new());
         Ok(Registry {
             inner: Arc::new(Inner {
                 by_name,
@@ -951,10 +1157,24 @@ impl RegistryBuilder {
                 gate: self.gate,
                 sink: self.sink,
                 next_id: AtomicU64::new(1),
+                idempotency: IdempotencyConfig {
+                    store: self.idempotency_store.unwrap_or_else(|| memory.clone()),
+                    retention_ms: millis(self.retention),
+                    lease_grace_ms: millis(self.lease_grace),
+                },
+                approvals: self.approval_store.unwrap_or(memory),
+                approval_key: self.approval_key.unwrap_or_else(ApprovalKey::generate),
+                approval_ttl_ms: millis(self.approval_ttl),
+                clock: self
+                    .clock
+                    .unwrap_or_else(|| Arc::new(crate::clock::SystemClock::new())),
             }),
         })
     }
 }
+
+/// How long a grant is valid by default.
+const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(600);
 
 /// The gates every prepared call has passed, in order.
 const GATES: &[&str] = &[
@@ -965,6 +1185,19 @@ const GATES: &[&str] = &[
     "state",
     "deadline",
     "idempotency",
+    "budget",
+];
+
+/// The gates of a call released by a valid approval grant.
+const GATES_APPROVED: &[&str] = &[
+    "lookup",
+    "schema",
+    "semantic",
+    "capabilities",
+    "state",
+    "deadline",
+    "idempotency",
+    "approval",
     "budget",
 ];
 

@@ -79,10 +79,16 @@ pub fn canonical_json<T: Serialize>(value: &T) -> Vec<u8> {
 /// `sha256:<hex>` of the canonical form of `value`.
 pub fn sha256_canonical<T: Serialize>(value: &T) -> String {
     let digest = Sha256::digest(canonical_json(value));
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in digest.iter() {
-        out.push_str(&format!("{byte:02x}"));
+    format!("sha256:{}", hex(&digest))
+}
+
+/// Lower-case hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
     }
     out
 }

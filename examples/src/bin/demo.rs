@@ -132,12 +132,59 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await;
 
     step("5. a write needs approval (bound to a digest of exactly what would run)");
-    propose(
-        &registry,
-        &ctx,
-        r#"{"name": "send_email", "arguments": {"to": "lee@acme.test", "subject": "Refund policy", "body": "It takes effect on 2026-07-01."}}"#,
-    )
-    .await;
+    let email = r#"{"name": "send_email", "arguments": {"to": "lee@acme.test", "subject": "Refund policy", "body": "It takes effect on 2026-07-01."}}"#;
+    propose(&registry, &ctx, email).await;
+    println!("(a) the host shows the approver exactly what will run:");
+    let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(email, &ctx) else {
+        return Err("send_email must wait for approval".into());
+    };
+    println!("{}", serde_json::to_string_pretty(request.subject())?);
+    println!("digest: {}", request.digest());
+    let grant = registry.grant(&request, "user:lee");
+    println!(
+        "(b) user:lee approves: grant {} for {}, single use, expires in 10 minutes",
+        grant.grant_id(),
+        &grant.digest()[..19]
+    );
+    println!(
+        "{}",
+        registry
+            .execute_approved(request, &grant)
+            .await
+            .to_prompt_block()
+    );
+    println!("mails sent so far: {}", store.sent_mail().len());
+
+    println!("(c) the model proposes the same e-mail again; a fresh approval is given:");
+    show_proposal(email);
+    if let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(email, &ctx) {
+        let again = registry.grant(&request, "user:lee");
+        println!(
+            "{}",
+            registry
+                .execute_approved(request, &again)
+                .await
+                .to_prompt_block()
+        );
+    }
+    println!(
+        "mails sent so far: {} (replayed from the idempotency store, not sent twice)",
+        store.sent_mail().len()
+    );
+
+    println!("(d) the first grant is reused for different arguments:");
+    let other = r#"{"name": "send_email", "arguments": {"to": "all@acme.test", "subject": "Salaries", "body": "Attached: everyone's salary."}}"#;
+    show_proposal(other);
+    if let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(other, &ctx) {
+        println!(
+            "{}",
+            registry
+                .execute_approved(request, &grant)
+                .await
+                .to_prompt_block()
+        );
+    }
+    println!("mails sent so far: {}", store.sent_mail().len());
 
     step("6. a slow backend: each attempt is cut off at the tool's timeout");
     store.set_latency(Duration::from_secs(5));

@@ -1,6 +1,7 @@
 //! Behaviour tests of the generated contracts, one module per topic (schemars layout).
 
 mod adversarial;
+mod approval;
 mod contracts;
 mod defaults;
 mod executor;

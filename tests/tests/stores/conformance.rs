@@ -1,0 +1,509 @@
+//! The conformance suite every store backend passes, through the real pipeline: exactly-once
+//! sends under 1,000 concurrent callers, conflicts, tenant isolation, lease expiry, failing
+//! closed, a failed record never sending twice, retention, and single-use grants.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_contract::approval::ApprovalKey;
+use tool_contract::clock::ManualClock;
+use tool_contract::extract::{IdempotencyKey, State};
+use tool_contract::store::{ApprovalStore, Claim, ClaimRequest, IdempotencyStore, StoreError};
+use tool_contract::{tool, Observation, Prepared, Registry, ToolArgs, ToolContext, ToolError};
+use tool_contract_examples::{DocumentStore, SendEmail};
+
+/// One backend under test.
+pub trait Backend: Sync {
+    /// The store.
+    type Store: IdempotencyStore + ApprovalStore;
+    /// A store whose database cannot be reached.
+    type Down: IdempotencyStore + ApprovalStore;
+    /// For messages.
+    const NAME: &'static str;
+    /// A fresh, empty store; `None` when the backend is not available on this machine (the
+    /// backend prints why, and the case is skipped loudly).
+    async fn fresh(&self) -> Option<Self::Store>;
+    /// A store whose backend is unreachable; `None` as for `fresh`.
+    async fn down(&self) -> Option<Self::Down>;
+}
+
+/// One `#[tokio::test]` per case for `$backend`.
+macro_rules! conformance_tests {
+    ($backend:expr) => {
+        conformance_tests!(@cases $backend;
+            thousand_identical_sends_run_once,
+            same_key_other_arguments_conflict,
+            two_tenants_with_one_key_run_twice,
+            an_expired_lease_runs_again_with_the_same_key,
+            an_unreachable_store_fails_closed,
+            a_failed_record_never_sends_twice,
+            errors_before_the_effect_release_the_key,
+            definite_errors_are_replayed,
+            retention_end_forgets_the_result,
+            one_grant_releases_one_of_a_hundred_executions,
+        );
+    };
+    (@cases $backend:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                crate::conformance::$case(&$backend).await
+            }
+        )*
+    };
+}
+
+const T0: u64 = 1_800_000_000_000;
+
+macro_rules! fresh_or_skip {
+    ($backend:expr, $how:ident) => {
+        match $backend.$how().await {
+            Some(s) => s,
+            None => {
+                eprintln!("SKIPPED: {} is not available here", B::NAME);
+                return;
+            }
+        }
+    };
+}
+
+// ---- a keyed write tool whose side effect the tests can count and steer ----
+
+/// What `notify_team` does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Send,
+    Hang,
+    RefuseBeforeEffect,
+    NoSuchTeam,
+}
+
+/// The downstream system: every call of the handler is one notification.
+#[derive(Clone)]
+pub struct Pager {
+    sent: Arc<AtomicUsize>,
+    keys: Arc<Mutex<Vec<String>>>,
+    mode: Arc<Mutex<Mode>>,
+}
+
+impl Pager {
+    fn new() -> Self {
+        Pager {
+            sent: Arc::default(),
+            keys: Arc::default(),
+            mode: Arc::new(Mutex::new(Mode::Send)),
+        }
+    }
+    fn set(&self, mode: Mode) {
+        *self.mode.lock().unwrap() = mode;
+    }
+    fn sent(&self) -> usize {
+        self.sent.load(Ordering::SeqCst)
+    }
+    fn keys(&self) -> Vec<String> {
+        self.keys.lock().unwrap().clone()
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyTeamArgs {
+    /// Client-chosen request id; repeating it never notifies twice.
+    #[tool(idempotency_key)]
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+    /// The team to page.
+    #[schemars(length(min = 1, max = 64))]
+    pub team: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Paged {
+    /// Which notification this was, counting from 1.
+    pub sequence: usize,
+    /// The request it answers.
+    pub request_id: String,
+}
+
+/// Pages a team about an incident. Use it only when the user asked to page someone.
+#[tool(
+    version = "1.0.0",
+    effect = "reversible_write",
+    timeout_ms = 100,
+    capabilities("pager:send")
+)]
+pub async fn notify_team(
+    args: NotifyTeamArgs,
+    key: IdempotencyKey,
+    pager: State<Pager>,
+) -> Result<Paged, ToolError> {
+    let mode = *pager.mode.lock().unwrap();
+    match mode {
+        Mode::RefuseBeforeEffect => {
+            return Err(
+                ToolError::transient("PAGER_BUSY", "the pager refused the request").before_effect(),
+            )
+        }
+        Mode::NoSuchTeam => {
+            return Err(ToolError::not_found("TEAM_NOT_FOUND", "no such team")
+                .with_detail("team", args.team))
+        }
+        Mode::Hang | Mode::Send => {}
+    }
+    // The effect happens, then (in Hang mode) the answer never comes back.
+    pager.keys.lock().unwrap().push(key.to_string());
+    let sequence = pager.sent.fetch_add(1, Ordering::SeqCst) + 1;
+    if mode == Mode::Hang {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+    }
+    Ok(Paged {
+        sequence,
+        request_id: args.request_id,
+    })
+}
+
+/// A store that keeps its claims but cannot record results: the crash window between
+/// "executed" and "recorded".
+pub struct CannotRecord<S>(pub S);
+
+#[async_trait]
+impl<S: IdempotencyStore> IdempotencyStore for CannotRecord<S> {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Claim, StoreError> {
+        self.0.claim(req).await
+    }
+    async fn complete(&self, _: &str, _: &str, _: &str, _: u64) -> Result<bool, StoreError> {
+        Err(StoreError::new("disk full"))
+    }
+    async fn release(&self, key: &str, token: &str) -> Result<(), StoreError> {
+        self.0.release(key, token).await
+    }
+    async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
+        self.0.purge_expired(now_ms).await
+    }
+}
+
+struct Fixture {
+    registry: Registry,
+    clock: ManualClock,
+    mail: DocumentStore,
+    pager: Pager,
+}
+
+impl Fixture {
+    fn ctx(&self, tenant: &str) -> ToolContext {
+        ToolContext::builder()
+            .tenant(tenant)
+            .principal("user:kim")
+            .capabilities(["mail:send", "pager:send"])
+            .state(self.mail.clone())
+            .state(self.pager.clone())
+            .build()
+    }
+
+    async fn call(&self, tenant: &str, raw: &str) -> Observation {
+        self.registry.handle(raw, &self.ctx(tenant)).await
+    }
+}
+
+fn fixture(idempotency: impl IdempotencyStore, approvals: impl ApprovalStore) -> Fixture {
+    let clock = ManualClock::new(T0);
+    let registry = Registry::builder()
+        .tool(SendEmail)
+        .tool(NotifyTeam)
+        .idempotency_store(idempotency)
+        .approval_store(approvals)
+        .approval_key(ApprovalKey::new(&[42u8; 32]).unwrap())
+        .clock(clock.clone())
+        .lease_grace(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    Fixture {
+        registry,
+        clock,
+        mail: DocumentStore::new(),
+        pager: Pager::new(),
+    }
+}
+
+fn shared<S: IdempotencyStore + ApprovalStore>(store: S) -> Fixture {
+    let store = Arc::new(store);
+    fixture(Arc::clone(&store), store)
+}
+
+const EMAIL: &str = r#"{"name": "send_email", "arguments":
+    {"to": "lee@example.com", "subject": "Refund policy", "body": "The new policy starts on 1 July."}}"#;
+
+fn page(request_id: &str, team: &str) -> String {
+    format!(
+        r#"{{"name": "notify_team", "arguments": {{"request_id": "{request_id}", "team": "{team}"}}}}"#
+    )
+}
+
+fn code(obs: &Observation) -> &str {
+    obs.code().unwrap_or("ok")
+}
+
+// ---- the cases ----
+
+pub async fn thousand_identical_sends_run_once<B: Backend>(backend: &B) {
+    let fx = Arc::new(shared(fresh_or_skip!(backend, fresh)));
+    let mut tasks = Vec::new();
+    for _ in 0..1000 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move {
+            let ctx = fx.ctx("acme");
+            let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(EMAIL, &ctx) else {
+                panic!("send_email must ask for approval")
+            };
+            let grant = fx.registry.grant(&request, "user:lee");
+            fx.registry.execute_approved(request, &grant).await
+        }));
+    }
+    let mut executed = Vec::new();
+    let (mut replayed, mut in_progress) = (0, 0);
+    for t in tasks {
+        let obs = t.await.unwrap();
+        match (obs.ok, obs.meta.idempotency.as_deref(), code(&obs)) {
+            (true, None, _) => executed.push(obs),
+            (true, Some("replayed"), _) => replayed += 1,
+            (false, _, "IDEMPOTENCY_IN_PROGRESS") => {
+                assert!(obs.error.as_ref().unwrap().retryable());
+                in_progress += 1
+            }
+            other => panic!(
+                "{}: unexpected observation {other:?}: {}",
+                B::NAME,
+                obs.to_value()
+            ),
+        }
+    }
+    assert_eq!(executed.len(), 1, "{}: exactly one execution", B::NAME);
+    assert_eq!(
+        fx.mail.sent_mail().len(),
+        1,
+        "{}: exactly one send",
+        B::NAME
+    );
+    assert_eq!(executed.len() + replayed + in_progress, 1000);
+    // Every replay is the first execution's result.
+    let replay = fx.call("acme", EMAIL).await;
+    assert_eq!(
+        code(&replay),
+        "APPROVAL_REQUIRED",
+        "handle() never runs approval tools"
+    );
+    let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(EMAIL, &fx.ctx("acme"))
+    else {
+        panic!()
+    };
+    let grant = fx.registry.grant(&request, "user:lee");
+    let replay = fx.registry.execute_approved(request, &grant).await;
+    assert_eq!(replay.meta.idempotency.as_deref(), Some("replayed"));
+    assert_eq!(replay.meta.attempts, 0);
+    assert_eq!(replay.data_value(), executed[0].data_value());
+    assert_eq!(fx.mail.sent_mail().len(), 1);
+}
+
+pub async fn same_key_other_arguments_conflict<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    assert!(fx.call("acme", &page("req-1", "payments")).await.ok);
+    let other = fx.call("acme", &page("req-1", "search")).await;
+    assert_eq!(
+        code(&other),
+        "IDEMPOTENCY_KEY_REUSED",
+        "{}",
+        other.to_value()
+    );
+    assert_eq!(
+        other.category(),
+        Some(tool_contract::ErrorCategory::Conflict)
+    );
+    assert!(!other.error.as_ref().unwrap().retryable());
+    assert_eq!(
+        fx.pager.sent(),
+        1,
+        "{}: the conflicting call never ran",
+        B::NAME
+    );
+}
+
+pub async fn two_tenants_with_one_key_run_twice<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    let a = fx.call("acme", &page("req-1", "payments")).await;
+    let b = fx.call("globex", &page("req-1", "payments")).await;
+    assert!(a.ok && b.ok);
+    assert_eq!(
+        b.meta.idempotency,
+        None,
+        "{}: globex must not see acme's result",
+        B::NAME
+    );
+    assert_eq!(fx.pager.sent(), 2);
+    // Each tenant replays its own.
+    let again = fx.call("globex", &page("req-1", "payments")).await;
+    assert_eq!(again.meta.idempotency.as_deref(), Some("replayed"));
+    assert_eq!(again.data_value(), b.data_value());
+    assert_eq!(fx.pager.sent(), 2);
+}
+
+pub async fn an_expired_lease_runs_again_with_the_same_key<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    fx.pager.set(Mode::Hang);
+    let first = fx.call("acme", &page("req-7", "payments")).await;
+    assert_eq!(code(&first), "TOOL_TIMEOUT");
+    // Ambiguous: the page may have gone out, so the key stays held.
+    let soon = fx.call("acme", &page("req-7", "payments")).await;
+    assert_eq!(
+        code(&soon),
+        "IDEMPOTENCY_IN_PROGRESS",
+        "{}",
+        soon.to_value()
+    );
+    assert_eq!(fx.pager.sent(), 1);
+    // Lease = timeout (100 ms) + grace (1 s); past it, the call runs again.
+    fx.clock.advance(Duration::from_millis(1_200));
+    fx.pager.set(Mode::Send);
+    let later = fx.call("acme", &page("req-7", "payments")).await;
+    assert!(later.ok, "{}: {}", B::NAME, later.to_value());
+    assert_eq!(fx.pager.sent(), 2);
+    let keys = fx.pager.keys();
+    assert_eq!(
+        keys[0], keys[1],
+        "the downstream sees the same key both times"
+    );
+    assert_eq!(keys[0], "req-7");
+}
+
+pub async fn an_unreachable_store_fails_closed<B: Backend>(backend: &B) {
+    let down = fresh_or_skip!(backend, down);
+    let fx = shared(down);
+    let obs = fx.call("acme", &page("req-1", "payments")).await;
+    assert_eq!(code(&obs), "STORE_UNAVAILABLE", "{}", obs.to_value());
+    assert_eq!(
+        obs.category(),
+        Some(tool_contract::ErrorCategory::Transient)
+    );
+    assert_eq!(
+        fx.pager.sent(),
+        0,
+        "{}: nothing runs without the store",
+        B::NAME
+    );
+    // Approvals fail closed too.
+    let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(EMAIL, &fx.ctx("acme"))
+    else {
+        panic!()
+    };
+    let grant = fx.registry.grant(&request, "user:lee");
+    let obs = fx.registry.execute_approved(request, &grant).await;
+    assert_eq!(code(&obs), "STORE_UNAVAILABLE");
+    assert!(fx.mail.sent_mail().is_empty());
+}
+
+pub async fn a_failed_record_never_sends_twice<B: Backend>(backend: &B) {
+    let store = Arc::new(fresh_or_skip!(backend, fresh));
+    let fx = fixture(CannotRecord(Arc::clone(&store)), store);
+    let first = fx.call("acme", &page("req-1", "payments")).await;
+    assert!(
+        first.ok,
+        "the caller still gets the real result: {}",
+        first.to_value()
+    );
+    let retry = fx.call("acme", &page("req-1", "payments")).await;
+    assert_eq!(
+        code(&retry),
+        "IDEMPOTENCY_IN_PROGRESS",
+        "{}",
+        retry.to_value()
+    );
+    assert_eq!(fx.pager.sent(), 1, "{}: no second send", B::NAME);
+}
+
+pub async fn errors_before_the_effect_release_the_key<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    fx.pager.set(Mode::RefuseBeforeEffect);
+    let refused = fx.call("acme", &page("req-1", "payments")).await;
+    assert_eq!(code(&refused), "PAGER_BUSY");
+    fx.pager.set(Mode::Send);
+    let retry = fx.call("acme", &page("req-1", "payments")).await;
+    assert!(
+        retry.ok,
+        "{}: a released key runs at once: {}",
+        B::NAME,
+        retry.to_value()
+    );
+    assert_eq!(retry.meta.idempotency, None);
+    assert_eq!(fx.pager.sent(), 1);
+}
+
+pub async fn definite_errors_are_replayed<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    fx.pager.set(Mode::NoSuchTeam);
+    let first = fx.call("acme", &page("req-1", "nobody")).await;
+    assert_eq!(code(&first), "TEAM_NOT_FOUND");
+    fx.pager.set(Mode::Send);
+    let again = fx.call("acme", &page("req-1", "nobody")).await;
+    assert_eq!(code(&again), "TEAM_NOT_FOUND", "{}", again.to_value());
+    assert_eq!(again.meta.idempotency.as_deref(), Some("replayed"));
+    assert_eq!(again.error, first.error);
+    assert_eq!(fx.pager.sent(), 0);
+}
+
+pub async fn retention_end_forgets_the_result<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    assert!(fx.call("acme", &page("req-1", "payments")).await.ok);
+    fx.clock.advance(Duration::from_secs(23 * 3600));
+    let within = fx.call("acme", &page("req-1", "payments")).await;
+    assert_eq!(within.meta.idempotency.as_deref(), Some("replayed"));
+    fx.clock.advance(Duration::from_secs(3600));
+    let after = fx.call("acme", &page("req-1", "payments")).await;
+    assert!(after.ok);
+    assert_eq!(
+        after.meta.idempotency,
+        None,
+        "{}: forgotten after 24 h",
+        B::NAME
+    );
+    assert_eq!(fx.pager.sent(), 2);
+}
+
+pub async fn one_grant_releases_one_of_a_hundred_executions<B: Backend>(backend: &B) {
+    let fx = Arc::new(shared(fresh_or_skip!(backend, fresh)));
+    let Ok(Prepared::NeedsApproval(first)) = fx.registry.prepare_raw(EMAIL, &fx.ctx("acme")) else {
+        panic!()
+    };
+    let grant = Arc::new(fx.registry.grant(&first, "user:lee"));
+    drop(first);
+    let mut tasks = Vec::new();
+    for i in 0..100 {
+        let (fx, grant) = (Arc::clone(&fx), Arc::clone(&grant));
+        tasks.push(tokio::spawn(async move {
+            // Each proposal is a new request with its keys in another order: same digest.
+            let raw = if i % 2 == 0 {
+                EMAIL.to_owned()
+            } else {
+                r#"{"arguments": {"body": "The new policy starts on 1 July.", "subject": "Refund policy", "to": "lee@example.com"}, "name": "send_email"}"#.to_owned()
+            };
+            let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(&raw, &fx.ctx("acme"))
+            else {
+                panic!()
+            };
+            fx.registry.execute_approved(request, &grant).await
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let obs = t.await.unwrap();
+        if obs.ok {
+            ok += 1;
+        } else {
+            assert_eq!(code(&obs), "APPROVAL_GRANT_CONSUMED", "{}", obs.to_value());
+        }
+    }
+    assert_eq!(ok, 1, "{}: one grant, one execution", B::NAME);
+    assert_eq!(fx.mail.sent_mail().len(), 1);
+}
