@@ -14,8 +14,8 @@ use crate::{
     CreateDraftTicket, DeleteDocument, DocumentStore, ReadDocumentSpan, SearchDocuments, SendEmail,
 };
 
-/// How long one call may take in total, retries included.
-const CALL_DEADLINE: Duration = Duration::from_secs(30);
+/// How long one call may take in total, retries and the wait for a human's approval included.
+const CALL_DEADLINE: Duration = Duration::from_secs(300);
 
 /// The seed's five tools.
 pub fn seed_registry() -> Result<Registry, RegistryError> {

@@ -5,7 +5,8 @@
 //! * the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli` on npm), over stdio and HTTP.
 //!
 //! Each lists the tools, calls one that succeeds, one with bad arguments, one refused for a
-//! missing capability and one that needs approval, and checks every `structuredContent` against
+//! missing capability and one that needs approval (the Python client also approves one call and
+//! declines another through MCP elicitation), and checks every `structuredContent` against
 //! the advertised `outputSchema` with a JSON Schema validator on the client side (Python
 //! `jsonschema` in the script; the `jsonschema` crate here for the Inspector's output).
 //!
@@ -173,6 +174,11 @@ const PYTHON_CHECKS: &[&str] = &[
     "call_needs_approval.matches_output_schema",
     "call_needs_approval.out_of_band",
     "call_unknown.protocol_error",
+    "elicit.question",
+    "elicit_approved.matches_output_schema",
+    "elicit_approved.sent",
+    "elicit_declined.matches_output_schema",
+    "elicit_declined.denied",
 ];
 
 fn assert_python_passed(out: &Output) {

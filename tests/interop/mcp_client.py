@@ -6,7 +6,9 @@ Driven by examples/tests/mcp_interop.rs; runnable by hand too:
     python tests/interop/mcp_client.py --http http://127.0.0.1:PORT/mcp
 
 It lists the tools, calls one that succeeds, one with bad arguments, one refused for a missing
-capability, one that needs approval, and an unknown tool. Every `structuredContent` (errors
+capability, one that needs approval, and an unknown tool. A second session declares MCP
+elicitation and answers the server's approval questions: approve one e-mail (it is sent),
+decline another (`APPROVAL_DENIED`). Every `structuredContent` (errors
 included) is checked against the tool's advertised `outputSchema` with `jsonschema`, on top of
 the SDK's own check of successful results. Prints `PASS <check>` / `FAIL <check>: <why>` lines
 and exits 1 if any check failed.
@@ -21,6 +23,7 @@ import traceback
 from typing import Any
 
 import jsonschema
+import mcp_types as types
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -142,20 +145,51 @@ async def scenario(session: ClientSession) -> None:
         )
 
 
+async def approver(_context: Any, params: Any) -> Any:
+    """Stands in for the user in front of the client: approves unless the question is about
+    the e-mail whose subject says to decline."""
+    message = getattr(params, "message", "")
+    check("elicit.question", "send_email" in message and "sha256:" in message, message[:300])
+    approve = "Please decline" not in message
+    if approve:
+        return types.ElicitResult(action="accept", content={"approve": True})
+    return types.ElicitResult(action="decline")
+
+
+async def approval_scenario(session: ClientSession) -> None:
+    await session.initialize()
+    listed = await session.list_tools()
+    schema = next(t for t in listed.tools if t.name == "send_email").model_dump(by_alias=True)["outputSchema"]
+    schemas = {"send_email": schema}
+    email = {"to": "lee@acme.test", "subject": "Refund policy", "body": "From 2026-07-01."}
+    result = await call(session, "send_email", email)
+    envelope = check_envelope("elicit_approved", schemas, "send_email", result, ok=True)
+    check("elicit_approved.sent", str(envelope.get("data", {}).get("message_id", "")).startswith("msg-"), repr(envelope)[:300])
+    result = await call(session, "send_email", {**email, "subject": "Please decline"})
+    envelope = check_envelope("elicit_declined", schemas, "send_email", result, ok=False)
+    error = envelope.get("error", {})
+    check("elicit_declined.denied", error.get("code") == "APPROVAL_DENIED", repr(error)[:300])
+
+
+def transport(args: argparse.Namespace) -> Any:
+    if args.stdio:
+        return stdio_client(StdioServerParameters(command=args.stdio[0], args=args.stdio[1:]))
+    return streamable_http_client(args.http)
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--stdio", nargs=argparse.REMAINDER, metavar="CMD", help="server command line")
     group.add_argument("--http", metavar="URL", help="streamable HTTP endpoint")
     args = parser.parse_args()
-    if args.stdio:
-        params = StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
-        transport = stdio_client(params)
-    else:
-        transport = streamable_http_client(args.http)
-    async with transport as (read, write):
+    async with transport(args) as (read, write):
         async with ClientSession(read, write) as session:
             await scenario(session)
+    # A client that declared elicitation: the server asks it to approve.
+    async with transport(args) as (read, write):
+        async with ClientSession(read, write, elicitation_callback=approver) as session:
+            await approval_scenario(session)
     print(f"SUMMARY {'FAIL' if failures else 'PASS'} failures={len(failures)}", flush=True)
     return 1 if failures else 0
 

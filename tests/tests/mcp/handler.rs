@@ -20,15 +20,30 @@ use super::{ctx, registry};
 
 const WAIT: Duration = Duration::from_secs(10);
 
+/// How the test client answers a server-to-client request: `Some(result)`, or `None` to leave
+/// it unanswered.
+type Answer = Box<dyn FnMut(&Value) -> Option<Value> + Send>;
+
 struct Client {
     write: WriteHalf<DuplexStream>,
     lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
     next_id: u64,
     server: JoinHandle<Result<(), ServeError>>,
+    answer: Option<Answer>,
+    /// Every request the server sent the client.
+    asked: Vec<Value>,
 }
 
 impl Client {
     async fn connect(server: McpServer) -> (Client, Value) {
+        Self::connect_with(server, json!({}), None).await
+    }
+
+    async fn connect_with(
+        server: McpServer,
+        capabilities: Value,
+        answer: Option<Answer>,
+    ) -> (Client, Value) {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_io);
         let server = tokio::spawn(server.serve(server_read, server_write));
@@ -38,11 +53,13 @@ impl Client {
             lines: BufReader::new(read).lines(),
             next_id: 0,
             server,
+            answer,
+            asked: Vec::new(),
         };
         let init = client
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
                        "clientInfo": {"name": "handler-test", "version": "0.0.1"}}),
             )
             .await;
@@ -71,7 +88,16 @@ impl Client {
                 .unwrap()
                 .expect("the server keeps the stream open");
             let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id && message.get("method").is_none() {
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A server-to-client request (elicitation) while ours is pending.
+                let reply = self.answer.as_mut().and_then(|answer| answer(&message));
+                let request_id = message["id"].clone();
+                self.asked.push(message);
+                if let Some(result) = reply {
+                    self.send(json!({"jsonrpc": "2.0", "id": request_id, "result": result}))
+                        .await;
+                }
+            } else if message["id"] == id {
                 return message;
             }
         }
@@ -352,5 +378,122 @@ async fn the_context_comes_from_the_host_function_never_the_arguments() {
             ),
         ]
     );
+    client.close().await;
+}
+
+const EMAIL: &str =
+    r#"{"to": "lee@acme.test", "subject": "Refund policy", "body": "From 2026-07-01."}"#;
+
+/// A client that declared form elicitation and answers every request with `result`.
+async fn approving_client(store: &DocumentStore, result: Option<Value>) -> Client {
+    let server = builder(store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let answer: Answer = Box::new(move |_req: &Value| result.clone());
+    Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer))
+        .await
+        .0
+}
+
+#[tokio::test]
+async fn an_approval_given_through_elicitation_runs_the_call_once() {
+    let store = DocumentStore::seeded();
+    let answer = json!({"action": "accept", "content": {"approve": true}});
+    let mut client = approving_client(&store, Some(answer)).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["ok"], true);
+    assert_eq!(result["structuredContent"]["meta"]["attempts"], 1);
+    assert_eq!(store.sent_mail().len(), 1, "sent exactly once");
+    assert_eq!(client.asked.len(), 1);
+    let asked = &client.asked[0];
+    assert_eq!(asked["method"], "elicitation/create");
+    let message = asked["params"]["message"].as_str().unwrap();
+    for shown in [
+        "send_email",
+        "1.2.0",
+        "irreversible_write",
+        "user:kim",
+        "acme",
+        "lee@acme.test",
+        "sha256:",
+    ] {
+        assert!(message.contains(shown), "{shown} missing from {message}");
+    }
+    let schema = &asked["params"]["requestedSchema"];
+    assert_eq!(schema["properties"]["approve"]["type"], "boolean");
+    assert_eq!(schema["required"], json!(["approve"]));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_declined_or_unticked_approval_denies_and_runs_nothing() {
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"approve": false}}),
+        json!({"action": "accept", "content": {}}),
+    ] {
+        let store = DocumentStore::seeded();
+        let mut client = approving_client(&store, Some(answer.clone())).await;
+        let result = client
+            .call("send_email", serde_json::from_str(EMAIL).unwrap())
+            .await;
+        let envelope = &result["structuredContent"];
+        assert_eq!(result["isError"], true, "{answer}");
+        assert_eq!(envelope["error"]["category"], "POLICY_DENIED", "{answer}");
+        assert_eq!(
+            envelope["error"]["code"], "APPROVAL_DENIED",
+            "{answer}: {envelope}"
+        );
+        assert_eq!(envelope["meta"]["attempts"], 0);
+        assert!(store.sent_mail().is_empty(), "{answer}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn no_decision_leaves_the_call_waiting_for_approval_out_of_band() {
+    // Dismissed, and never answered within the approval timeout.
+    for (answer, why) in [
+        (
+            Some(json!({"action": "cancel"})),
+            "the approval request was dismissed",
+        ),
+        (None, "the client did not answer the approval request"),
+    ] {
+        let store = DocumentStore::seeded();
+        let mut client = approving_client(&store, answer).await;
+        let result = client
+            .call("send_email", serde_json::from_str(EMAIL).unwrap())
+            .await;
+        let error = &result["structuredContent"]["error"];
+        assert_eq!(error["code"], "APPROVAL_REQUIRED", "{error}");
+        assert_eq!(error["safe_details"]["approval_channel"], "out_of_band");
+        assert_eq!(error["safe_details"]["not_asked_because"], why);
+        assert_eq!(client.asked.len(), 1);
+        assert!(store.sent_mail().is_empty());
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn elicitation_can_be_turned_off() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).elicitation(false).build();
+    let answer: Answer =
+        Box::new(|_req: &Value| Some(json!({"action": "accept", "content": {"approve": true}})));
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {}}), Some(answer)).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "APPROVAL_REQUIRED"
+    );
+    assert!(client.asked.is_empty());
+    assert!(store.sent_mail().is_empty());
     client.close().await;
 }

@@ -16,8 +16,8 @@
 //! |---|---|
 //! | success | `isError: false`, `structuredContent` = the success envelope |
 //! | any tool error (bad arguments, capability missing, timeout, ...) | `isError: true`, `structuredContent` = the error envelope |
-//! | needs approval, client declared `elicitation` | the client is asked; approve → runs, decline → `POLICY_DENIED` |
-//! | needs approval, no elicitation | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, `safe_details.how_to_approve` |
+//! | needs approval, client declared form `elicitation` | the client's user is asked: approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
+//! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `not_asked_because` and `how_to_approve` in `safe_details` |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
 //!
 //! Every result also carries one text content block (see [`TextContent`]), because MCP asks
@@ -56,6 +56,7 @@ mod http;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
@@ -197,6 +198,7 @@ struct Inner {
     text: TextContent,
     how_to_approve: Cow<'static, str>,
     elicitation: bool,
+    approval_timeout: Duration,
     tools: Vec<Tool>,
 }
 
@@ -225,9 +227,8 @@ impl fmt::Debug for McpServerBuilder {
 }
 
 const DEFAULT_HOW_TO_APPROVE: &str = "This call needs a human's approval before it runs, and \
-    this MCP client cannot ask for it (it did not declare the elicitation capability). An \
-    operator must approve the digest out of band with the host's approval tool; until then, do \
-    not retry the call.";
+    the MCP client could not be asked for it (see not_asked_because). An operator must approve \
+    the digest out of band with the host's approval tool; until then, do not retry the call.";
 
 impl McpServer {
     /// A server for `registry` with the default settings, whose calls run with the context
@@ -248,6 +249,7 @@ impl McpServer {
                 text: TextContent::default(),
                 how_to_approve: Cow::Borrowed(DEFAULT_HOW_TO_APPROVE),
                 elicitation: true,
+                approval_timeout: approval::DEFAULT_APPROVAL_TIMEOUT,
                 tools: Vec::new(),
             },
         }
@@ -325,6 +327,14 @@ impl McpServerBuilder {
     #[must_use]
     pub fn elicitation(mut self, on: bool) -> Self {
         self.inner.elicitation = on;
+        self
+    }
+
+    /// How long to wait for the user's answer to an approval request (5 minutes by default,
+    /// and never past the call's deadline); without an answer the call stays unapproved.
+    #[must_use]
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.inner.approval_timeout = timeout;
         self
     }
 
