@@ -13,7 +13,7 @@
 //!
 //! # Lifecycle
 //! Just before the handler runs (after approval and the budget), the call claims its key in
-//! the registry's [`IdempotencyStore`](crate::store::IdempotencyStore) with a lease of the
+//! the registry's [`IdempotencyStore`] with a lease of the
 //! tool's longest possible run (every attempt's timeout and the waits between them) plus a
 //! grace period:
 //!
@@ -158,14 +158,38 @@ pub(crate) enum Begin {
 }
 
 /// The digest records are filed under: the key within its tenant, principal, tool and version.
+// Each part is length-prefixed, so no two different tuples hash the same bytes.
 fn scoped_key(contract: &ToolContract, ctx: &ToolContext, key: &IdempotencyKey) -> String {
-    sha256_canonical(&serde_json::json!({
-        "tenant": ctx.tenant().map(|t| t.as_str()),
-        "principal": ctx.principal().map(|p| p.as_str()),
-        "tool": contract.name,
-        "version": contract.version,
-        "key": key.as_str(),
-    }))
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let parts = [
+        ctx.tenant().map(|t| t.as_str()),
+        ctx.principal().map(|p| p.as_str()),
+        Some(contract.name.as_str()),
+        Some(contract.version.as_str()),
+        Some(key.as_str()),
+    ];
+    for part in parts {
+        match part {
+            None => h.update([0u8]),
+            Some(p) => {
+                h.update([1u8]);
+                h.update((p.len() as u64).to_be_bytes());
+                h.update(p.as_bytes());
+            }
+        }
+    }
+    format!("sha256:{}", crate::schema::hex(&h.finalize()))
+}
+
+/// A claim token: unique across processes (a random per-process prefix) and cheap (a counter).
+fn claim_token() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let prefix = PREFIX.get_or_init(random_id);
+    format!("{prefix}-{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// The longest a call can run: every attempt's timeout and the longest waits between them.
@@ -193,7 +217,7 @@ pub(crate) async fn begin(
     let cfg = &inner.idempotency;
     let scoped = scoped_key(contract, ctx, key);
     let args_hash = sha256_canonical(args);
-    let token = random_id();
+    let token = claim_token();
     let now = inner.clock.now_ms();
     let lease_until_ms = now
         .saturating_add(longest_run_ms(contract))

@@ -95,7 +95,7 @@ pub use error::{ErrorCategory, ToolError, ValidationIssue};
 pub use tool::{ApprovalCondition, ArgField, BoxFuture, DynTool, Tool, ToolArgs};
 pub use toolset::{ReadOnlyToolset, Toolset};
 
-pub use approval::ApprovalRequest;
+pub use approval::{ApprovalGrant, ApprovalKey, ApprovalRequest};
 pub use envelope::Observation;
 pub use execute::PreparedCall;
 pub use proposal::{Proposal, ProposalLimits};

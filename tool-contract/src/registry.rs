@@ -729,7 +729,13 @@ impl Registry {
             return self.refuse_prepared(request.call, err);
         }
         let mut call = request.call;
-        // Budget before consumption: a call the budget refuses must not burn its grant.
+        // Time and budget before consumption: a call refused for either must not burn its
+        // grant (a human may have approved it minutes after it was proposed).
+        if let Err(err) =
+            policy::check_deadline(call.entry.contract, &call.ctx, tokio::time::Instant::now())
+        {
+            return self.refuse_prepared(call, err);
+        }
         match policy::reserve(call.entry.contract, &call.ctx) {
             Ok(r) => call.reservation = r,
             Err(err) => return self.refuse_prepared(call, err),

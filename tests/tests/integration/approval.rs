@@ -220,3 +220,39 @@ async fn a_conditional_approval_asks_only_when_its_hook_says_so() {
         Ok(Prepared::NeedsApproval(_))
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_grant_is_not_burnt_by_a_call_the_deadline_or_budget_refuses() {
+    let clock = ManualClock::new(T0);
+    let reg = registry(&clock);
+    let mail = DocumentStore::new();
+    // The human took longer than the turn: the deadline passed while the call waited.
+    let late = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities(["mail:send"])
+        .state(mail.clone())
+        .deadline(tokio::time::Instant::now() + Duration::from_secs(3))
+        .build();
+    let req = request(&reg, &email("Refund policy"), &late);
+    let grant = reg.grant(&req, "user:lee");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    denied(
+        &reg.execute_approved(req, &grant).await,
+        "DEADLINE_TOO_SHORT",
+    );
+    // A spent budget refuses too.
+    let broke = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities(["mail:send"])
+        .state(mail.clone())
+        .budget(tool_contract::policy::Budget::new(0, 60_000))
+        .build();
+    let req = request(&reg, &email("Refund policy"), &broke);
+    denied(&reg.execute_approved(req, &grant).await, "BUDGET_EXHAUSTED");
+    // The grant is still good for the same call in a new turn.
+    let req = request(&reg, &email("Refund policy"), &ctx("acme", &mail));
+    assert!(reg.execute_approved(req, &grant).await.ok);
+    assert_eq!(mail.sent_mail().len(), 1);
+}

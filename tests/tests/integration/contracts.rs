@@ -105,7 +105,10 @@ fn send_email_contract_matches_its_attribute() {
     assert_eq!(c.timeout_ms, 2000);
     assert_eq!(c.policy_version.as_deref(), Some("tool-policy-12"));
     assert_eq!(c.authorization.capabilities, ["mail:send"]);
-    assert_eq!(c.authorization.extractors, ["Principal", "IdempotencyKey"]);
+    assert_eq!(
+        c.authorization.extractors,
+        ["Principal", "IdempotencyKey", "State<DocumentStore>"]
+    );
     assert!(c.description.starts_with("Sends an e-mail"));
     // A single attempt: nothing is retried automatically.
     assert!(c.error_model.auto_retried.is_empty());

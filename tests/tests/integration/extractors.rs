@@ -97,13 +97,17 @@ fn the_idempotency_key_reaches_the_handler() {
     let with_key = ToolContext::builder()
         .principal("user:1")
         .idempotency_key(key)
+        .state(tool_contract_examples::DocumentStore::new())
         .build();
     let receipt = rt()
         .block_on(SendEmail.call(args.clone(), &with_key))
         .unwrap();
     assert_eq!(receipt.idempotency_key, "send-email-abc123");
 
-    let without = ToolContext::builder().principal("user:1").build();
+    let without = ToolContext::builder()
+        .principal("user:1")
+        .state(tool_contract_examples::DocumentStore::new())
+        .build();
     let err = rt().block_on(SendEmail.call(args, &without)).unwrap_err();
     assert_eq!(err.code(), "IDEMPOTENCY_KEY_UNAVAILABLE");
 }

@@ -91,20 +91,20 @@ pub struct Pager {
 }
 
 impl Pager {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Pager {
             sent: Arc::default(),
             keys: Arc::default(),
             mode: Arc::new(Mutex::new(Mode::Send)),
         }
     }
-    fn set(&self, mode: Mode) {
+    pub fn set(&self, mode: Mode) {
         *self.mode.lock().unwrap() = mode;
     }
-    fn sent(&self) -> usize {
+    pub fn sent(&self) -> usize {
         self.sent.load(Ordering::SeqCst)
     }
-    fn keys(&self) -> Vec<String> {
+    pub fn keys(&self) -> Vec<String> {
         self.keys.lock().unwrap().clone()
     }
 }

@@ -52,3 +52,44 @@ impl Backend for Memory {
 }
 
 conformance_tests!(Memory);
+
+/// The default clock follows a paused Tokio clock: the lease of a timed-out write ends when
+/// Tokio's time passes it, and the next call runs again with the same key.
+#[tokio::test(start_paused = true)]
+async fn a_lease_ends_on_a_paused_tokio_clock() {
+    use std::time::Duration;
+    use tool_contract::{Registry, ToolContext};
+
+    use crate::conformance::{Mode, NotifyTeam, Pager};
+
+    let registry = Registry::builder()
+        .tool(NotifyTeam)
+        .lease_grace(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let pager = Pager::new();
+    let ctx = ToolContext::builder()
+        .tenant("acme")
+        .capability("pager:send")
+        .state(pager.clone())
+        .build();
+    let raw =
+        r#"{"name": "notify_team", "arguments": {"request_id": "req-1", "team": "payments"}}"#;
+    pager.set(Mode::Hang);
+    assert_eq!(
+        registry.handle(raw, &ctx).await.code(),
+        Some("TOOL_TIMEOUT")
+    );
+    pager.set(Mode::Send);
+    tokio::time::advance(Duration::from_secs(4)).await;
+    assert_eq!(
+        registry.handle(raw, &ctx).await.code(),
+        Some("IDEMPOTENCY_IN_PROGRESS"),
+        "within timeout + grace the key is held"
+    );
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let obs = registry.handle(raw, &ctx).await;
+    assert!(obs.ok, "{}", obs.to_value());
+    assert_eq!(pager.sent(), 2);
+    assert_eq!(pager.keys(), ["req-1", "req-1"]);
+}

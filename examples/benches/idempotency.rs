@@ -1,0 +1,178 @@
+//! What exactly-once costs: a keyed write through each idempotency store, as a ratio to the
+//! same call without idempotency, measured in one run (BENCHMARKS.md).
+//! `cargo bench -p tool-contract-examples --bench idempotency`.
+//!
+//! * `unkeyed`: the full pipeline on a tool with no idempotency key (the baseline);
+//! * `keyed_<store>`: the same arguments and handler as a keyed write, a new key every call,
+//!   so every call claims, runs and records (the exactly-once path);
+//! * `replay_<store>`: the same key every call, so every call after the first is a replay.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use criterion::{black_box, Criterion};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tool_contract::store::{ApprovalStore, IdempotencyStore, MemoryStore};
+use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError};
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+struct NoteArgs {
+    /// Client-chosen id of this request.
+    #[tool(idempotency_key)]
+    #[schemars(length(min = 1, max = 64))]
+    request_id: String,
+    /// The note's text.
+    #[schemars(length(min = 1, max = 500))]
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+struct PlainNoteArgs {
+    /// Client-chosen id of this request (not used as a key here).
+    #[schemars(length(min = 1, max = 64))]
+    request_id: String,
+    /// The note's text.
+    #[schemars(length(min = 1, max = 500))]
+    text: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Saved {
+    /// The note's id.
+    id: String,
+    /// Its length.
+    len: usize,
+}
+
+/// Saves a note. Use it to keep a fact for later turns.
+#[tool(version = "1.0.0", effect = "reversible_write", timeout_ms = 1000)]
+async fn save_note(args: NoteArgs) -> Result<Saved, ToolError> {
+    Ok(Saved {
+        len: args.text.len(),
+        id: args.request_id,
+    })
+}
+
+/// Saves a note without idempotency: the baseline. Use it to keep a fact for later turns.
+#[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 1000)]
+async fn save_note_plain(args: PlainNoteArgs) -> Result<Saved, ToolError> {
+    Ok(Saved {
+        len: args.text.len(),
+        id: args.request_id,
+    })
+}
+
+fn out_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
+        .join("criterion")
+}
+
+fn proposal(tool: &str, key: u64) -> String {
+    format!(
+        r#"{{"name": "{tool}", "arguments": {{"request_id": "req-{key}", "text": "The refund policy takes effect on 2026-07-01."}}}}"#
+    )
+}
+
+fn registry(store: impl IdempotencyStore + ApprovalStore) -> Registry {
+    Registry::builder()
+        .tool(SaveNote)
+        .tool(SaveNotePlain)
+        .store(store)
+        .build()
+        .expect("registry")
+}
+
+/// The stores measured in this run, each named for the report.
+async fn stores() -> Vec<(&'static str, Registry)> {
+    vec![("memory", registry(MemoryStore::new()))]
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .build();
+    let stores = rt.block_on(stores());
+    let next = AtomicU64::new(0);
+    let mut g = c.benchmark_group("idempotency");
+    let (_, baseline) = &stores[0];
+    g.bench_function("unkeyed", |b| {
+        b.iter(|| {
+            let raw = proposal("save_note_plain", next.fetch_add(1, Ordering::Relaxed));
+            let obs = rt.block_on(baseline.handle(&raw, &ctx));
+            black_box(obs)
+        })
+    });
+    for (name, reg) in &stores {
+        g.bench_function(format!("keyed_{name}"), |b| {
+            b.iter(|| {
+                let raw = proposal("save_note", next.fetch_add(1, Ordering::Relaxed));
+                let obs = rt.block_on(reg.handle(&raw, &ctx));
+                debug_assert!(obs.ok && obs.meta.idempotency.is_none());
+                black_box(obs)
+            })
+        });
+        let same = proposal("save_note", u64::MAX);
+        g.bench_function(format!("replay_{name}"), |b| {
+            b.iter(|| {
+                let obs = rt.block_on(reg.handle(&same, &ctx));
+                black_box(obs)
+            })
+        });
+    }
+    g.finish();
+    report(&stores.iter().map(|(n, _)| *n).collect::<Vec<_>>());
+}
+
+fn mean_ns(id: &str) -> Option<f64> {
+    let path = out_dir()
+        .join("idempotency")
+        .join(id)
+        .join("new/estimates.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    v["mean"]["point_estimate"].as_f64()
+}
+
+/// Prints the table BENCHMARKS.md records, from this run's estimates.
+fn report(stores: &[&str]) {
+    let Some(base) = mean_ns("unkeyed") else {
+        return;
+    };
+    println!("\n| measurement | mean | ratio to unkeyed |");
+    println!("|---|---|---|");
+    println!(
+        "| unkeyed (no idempotency) | {:.1} µs | 1.00× |",
+        base / 1e3
+    );
+    for s in stores {
+        for kind in ["keyed", "replay"] {
+            if let Some(ns) = mean_ns(&format!("{kind}_{s}")) {
+                println!(
+                    "| {kind}, {s} store | {:.1} µs | {:.2}× |",
+                    ns / 1e3,
+                    ns / base
+                );
+            }
+        }
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .output_directory(&out_dir())
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+}
