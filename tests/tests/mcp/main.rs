@@ -1,8 +1,9 @@
-//! MCP: the `tools/list` export and the rmcp server handler, without network (tests of real
-//! third-party clients are in `examples/tests/mcp_interop.rs`).
+//! MCP: the `tools/list` export, the rmcp server handler without network, and the HTTP endpoint
+//! on loopback (tests of real third-party clients are in `examples/tests/mcp_interop.rs`).
 
 mod export;
 mod handler;
+mod http;
 
 use tool_contract::{Registry, ToolContext};
 use tool_contract_examples::mcp::{local_user_context, seed_registry};

@@ -1,0 +1,85 @@
+//! The streamable HTTP endpoint on loopback, spoken to with raw HTTP/1.1: routing, rmcp's
+//! DNS-rebinding guard, a real `initialize`, and shutdown.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tool_contract::mcp::{HttpConfig, HttpServer, McpRequest, McpServer};
+use tool_contract::{ToolContext, ToolError};
+use tool_contract_examples::DocumentStore;
+
+use super::{ctx, registry};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+async fn bind() -> HttpServer {
+    let store = DocumentStore::seeded();
+    let server = McpServer::new(
+        registry(),
+        move |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> { Ok(ctx(&store)) },
+    );
+    server
+        .bind_http(HttpConfig::new("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap()
+}
+
+/// One request on its own connection; returns the status line and the rest of the response.
+async fn send(addr: std::net::SocketAddr, request: String) -> (String, String) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    // `Connection: close` ends the body with the connection.
+    tokio::time::timeout(WAIT, stream.read_to_end(&mut response))
+        .await
+        .expect("the server answers in time")
+        .unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (status, rest) = text.split_once("\r\n").unwrap_or((&text, ""));
+    (status.to_owned(), rest.to_owned())
+}
+
+fn post(host: &str, path: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+#[tokio::test]
+async fn the_endpoint_serves_mcp_at_its_path_to_loopback_hosts_only_and_stops_on_request() {
+    let http = bind().await;
+    let addr = http.local_addr().unwrap();
+    assert!(addr.ip().is_loopback());
+    assert_eq!(http.url().unwrap(), format!("http://{addr}/mcp"));
+    let stop = http.shutdown_handle();
+    let running = tokio::spawn(http.run());
+
+    let (status, body) = send(addr, post(&addr.to_string(), "/mcp", INITIALIZE)).await;
+    assert!(status.contains(" 200 "), "{status}\n{body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+    assert!(
+        body.to_ascii_lowercase().contains("mcp-session-id"),
+        "{body}"
+    );
+
+    let (status, _) = send(addr, post(&addr.to_string(), "/other", INITIALIZE)).await;
+    assert!(status.contains(" 404 "), "{status}");
+
+    // DNS rebinding: a page on another origin resolving its name to 127.0.0.1.
+    let (status, body) = send(addr, post("attacker.example", "/mcp", INITIALIZE)).await;
+    assert!(status.contains(" 403 "), "{status}\n{body}");
+
+    stop.shutdown();
+    let ended = tokio::time::timeout(WAIT, running).await;
+    assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the listener is closed after shutdown"
+    );
+}
