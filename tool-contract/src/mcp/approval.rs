@@ -9,7 +9,7 @@
 //! |---|---|
 //! | accept, `approve: true` | [`Registry::grant`] in the session principal's name, then [`Registry::execute_approved`] (one execution) |
 //! | accept, `approve: false`, or decline | [`Registry::deny`]: `POLICY_DENIED` / `APPROVAL_DENIED` |
-//! | cancel, no answer in time, or the request failed | nothing decided: `APPROVAL_REQUIRED`, out of band |
+//! | cancel, no answer in time, the request failed, or the call was cancelled meanwhile | nothing decided: `APPROVAL_REQUIRED`, out of band |
 //!
 //! [`Registry::grant`]: crate::Registry::grant
 //! [`Registry::execute_approved`]: crate::Registry::execute_approved
@@ -61,19 +61,20 @@ pub(super) async fn resolve(
         message: question(&request),
         requested_schema,
     };
-    let answer = match rmcp
+    let asked = rmcp
         .peer
-        .create_elicitation_with_timeout(params, Some(wait))
-        .await
-    {
-        Ok(answer) => answer,
-        Err(err) => {
-            tracing::info!(error = %err, tool = %request.subject().tool, "approval elicitation failed");
-            return out_of_band(
-                inner,
-                &request,
-                "the client did not answer the approval request",
-            );
+        .create_elicitation_with_timeout(params, Some(wait));
+    let answer = tokio::select! {
+        answer = asked => match answer {
+            Ok(answer) => answer,
+            Err(err) => {
+                tracing::info!(error = %err, tool = %request.subject().tool, "approval elicitation failed");
+                return out_of_band(inner, &request, "the client did not answer the approval request");
+            }
+        },
+        // Nothing has run yet, so a cancelled call can stop here.
+        () = rmcp.ct.cancelled() => {
+            return out_of_band(inner, &request, "the client cancelled the call");
         }
     };
     let approver = approver(ctx);

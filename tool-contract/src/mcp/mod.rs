@@ -30,6 +30,11 @@
 //! model can repair. A host only calls tools it listed, so an unknown name is a client bug or a
 //! stale list, not something the model fixes; the envelope still rides in the error's `data`.
 //!
+//! **Cancellation.** A client's `notifications/cancelled` stops a call that is still waiting
+//! for approval (nothing has run), but not one already executing: the pipeline finishes it,
+//! within the tool's timeouts, so a write is never cut off half-way; the client discards the
+//! late result.
+//!
 //! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
 //! revision forbids server-to-client requests, which approval by elicitation relies on.
 //!
