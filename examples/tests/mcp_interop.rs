@@ -2,7 +2,8 @@
 //!
 //! * the official Python MCP SDK (`mcp` on PyPI), over stdio and over streamable HTTP, running
 //!   `tests/interop/mcp_client.py`;
-//! * the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli` on npm), over stdio and HTTP.
+//! * the MCP Inspector (`@modelcontextprotocol/inspector` on npm) in `--cli` mode, over stdio and
+//!   HTTP.
 //!
 //! Each lists the tools, calls one that succeeds, one with bad arguments, one refused for a
 //! missing capability and one that needs approval (the Python client also approves one call and
@@ -12,7 +13,7 @@
 //!
 //! The clients are installed inside the repository by `.ci/mcp-clients`, which prints the
 //! variables these tests read: `TC_MCP_PYTHON` (a python with `mcp` and `jsonschema`) and
-//! `TC_MCP_INSPECTOR` (the `mcp-inspector-cli` executable). Without them each test prints
+//! `TC_MCP_INSPECTOR` (the `mcp-inspector` executable; v1's `mcp-inspector-cli` works too). Without them each test prints
 //! `SKIPPED: ...` to stderr; a variable naming a missing file fails the test.
 //!
 //! They live in the examples crate because they test its `mcp_server` binary, which Cargo
@@ -228,18 +229,25 @@ enum Target<'a> {
     Http(&'a str),
 }
 
-fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str]) -> Value {
+/// Runs the inspector and returns what it printed. `expect_error`: the call answers
+/// `isError: true`, which v2 reports with a failing exit status (v1 exits 0); otherwise the run
+/// must succeed.
+fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str], expect_error: bool) -> Value {
     let mut cmd = Command::new(cli);
-    // inspector-cli 1.0.3 looks for its package.json with a path relative to the *working
-    // directory* (fs.existsSync("../package.json")) but imports it relative to its module, so it
-    // only starts from a directory one level below a package.json: its own `build/`.
+    // v1 (`inspector-cli` 1.0.3) looks for its package.json with a path relative to the
+    // *working directory* (fs.existsSync("../package.json")) but imports it relative to its
+    // module, so it only starts from its own `build/`; v2 does not care. Running from the
+    // executable's directory suits both.
     let build_dir = std::fs::canonicalize(cli)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf));
     if let Some(dir) = build_dir {
         cmd.current_dir(dir);
     }
-    cmd.arg("--cli");
+    // v2 keeps state under ~/.mcp-inspector: point it at the build's scratch space instead.
+    let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-inspector-home");
+    std::fs::create_dir_all(&home).expect("scratch HOME for the inspector");
+    cmd.env("HOME", &home).arg("--cli");
     match target {
         Target::Stdio => cmd.args([SERVER, "--stdio"]),
         Target::Http(url) => cmd.args([url, "--transport", "http"]),
@@ -247,7 +255,7 @@ fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str]) -> Value {
     cmd.args(method_args);
     let out = run(&mut cmd);
     assert!(
-        out.status.success(),
+        expect_error || out.status.success(),
         "inspector {method_args:?} failed ({}):\n{}\n{}",
         out.status,
         out.stdout,
@@ -262,7 +270,7 @@ fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str]) -> Value {
 }
 
 fn inspector_scenario(cli: &Path, target: Target<'_>) {
-    let listed = inspector(cli, &target, &["--method", "tools/list"]);
+    let listed = inspector(cli, &target, &["--method", "tools/list"], false);
     let tools = listed["tools"].as_array().expect("a tools array");
     let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     names.sort_unstable();
@@ -310,7 +318,7 @@ fn inspector_scenario(cli: &Path, target: Target<'_>) {
     for (tool, args, failure) in cases {
         let mut method = vec!["--method", "tools/call", "--tool-name", tool, "--tool-arg"];
         method.extend_from_slice(args);
-        let result = inspector(cli, &target, &method);
+        let result = inspector(cli, &target, &method, failure.is_some());
         let envelope = &result["structuredContent"];
         assert_eq!(
             result["isError"].as_bool().unwrap_or(false),

@@ -368,3 +368,37 @@ fn each_name_is_listed_once_at_its_newest_version() {
         "string"
     );
 }
+
+/// Every `type` keyword in `schema` that is an array, by JSON pointer.
+fn type_arrays(schema: &Value, at: &str, found: &mut Vec<String>) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if key == "type" && value.is_array() {
+                    found.push(at.to_owned());
+                }
+                type_arrays(value, &format!("{at}/{key}"), found);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                type_arrays(item, &format!("{at}/{i}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_envelope_part_of_the_output_schema_uses_single_types() {
+    // `type: [..., "null"]` is legal but less portable (the MCP Inspector warns); the envelope
+    // spells nullables as `anyOf`. The tool's own schema under `data` is left as generated.
+    let reg = registry();
+    for contract in reg.contracts() {
+        let mut schema = output_schema(contract);
+        schema["properties"]["data"] = json!({});
+        let mut found = Vec::new();
+        type_arrays(&schema, "", &mut found);
+        assert_eq!(found, Vec::<String>::new(), "{}", contract.name);
+    }
+}

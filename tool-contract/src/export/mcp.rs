@@ -232,7 +232,7 @@ fn error_schema() -> Value {
             "category": {"enum": categories},
             "message": {"type": "string"},
             "retryable": {"type": "boolean"},
-            "retry_after_ms": {"type": ["integer", "null"], "minimum": 0},
+            "retry_after_ms": nullable(json!({"type": "integer", "minimum": 0})),
             "safe_details": {"type": "object"},
         },
         "required": ["code", "category", "message", "retryable", "retry_after_ms", "safe_details"],
@@ -246,7 +246,7 @@ fn meta_schema() -> Value {
         "type": "object",
         "properties": {
             "tool": {"type": "string"},
-            "tool_version": {"type": ["string", "null"]},
+            "tool_version": nullable(json!({"type": "string"})),
             "call_id": {"type": "string"},
             "latency_ms": {"type": "integer", "minimum": 0},
             "attempts": {"type": "integer", "minimum": 0},
@@ -268,6 +268,13 @@ fn provenance_schema() -> Value {
         "required": ["trust", "source"],
         "additionalProperties": false,
     })
+}
+
+/// `schema` or `null`, as `anyOf` branches of one type each: a `type` array is legal JSON Schema
+/// but less portable (clients that map schemas onto single-type dialects reject it; the MCP
+/// Inspector warns about it).
+fn nullable(schema: Value) -> Value {
+    json!({"anyOf": [schema, {"type": "null"}]})
 }
 
 /// `search_documents` → `Search documents`.
