@@ -497,3 +497,26 @@ async fn elicitation_can_be_turned_off() {
     assert!(store.sent_mail().is_empty());
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_panicking_context_provider_is_an_internal_error_not_a_lost_request() {
+    let server = McpServer::new(
+        registry(),
+        |req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
+            panic!("host bug while serving {}", req.tool())
+        },
+    );
+    let (mut client, _) = Client::connect(server).await;
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(result["isError"], true);
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "CONTEXT_PROVIDER_PANICKED");
+    assert_eq!(error["category"], "INTERNAL");
+    assert!(
+        !error.to_string().contains("host bug"),
+        "the panic message stays out: {error}"
+    );
+    client.close().await;
+}

@@ -83,3 +83,88 @@ async fn the_endpoint_serves_mcp_at_its_path_to_loopback_hosts_only_and_stops_on
         "the listener is closed after shutdown"
     );
 }
+
+/// The value of `name` in a raw response head (case-insensitive).
+fn header<'a>(response: &'a str, name: &str) -> Option<&'a str> {
+    let head = response.split("\r\n\r\n").next()?;
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.trim()
+            .eq_ignore_ascii_case(name)
+            .then_some(value.trim())
+    })
+}
+
+/// The JSON-RPC message in a response body, whether sent as JSON or as one SSE `data:` event.
+fn message(response: &str) -> serde_json::Value {
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .chain(body.lines())
+        .find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l.trim())
+                .ok()
+                .filter(|v| v.get("jsonrpc").is_some())
+        })
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {response}"))
+}
+
+#[tokio::test]
+async fn over_http_the_context_provider_reads_the_request_headers() {
+    let store = DocumentStore::seeded();
+    let server = McpServer::new(registry(), move |req: &McpRequest<'_>| {
+        if req.transport() != tool_contract::mcp::Transport::Http {
+            return Err(ToolError::internal("WRONG_TRANSPORT", "not over HTTP"));
+        }
+        match req.http_header("x-user") {
+            Some("kim") => Ok(ctx(&store)),
+            _ => Err(ToolError::unauthorized(
+                "NO_USER",
+                "the request names no known user",
+            )),
+        }
+    });
+    let http = server
+        .bind_http(HttpConfig::new("127.0.0.1:0".parse().unwrap()))
+        .await
+        .unwrap();
+    let addr = http.local_addr().unwrap();
+    let stop = http.shutdown_handle();
+    let running = tokio::spawn(http.run());
+    let host = addr.to_string();
+
+    let (status, rest) = send(addr, post(&host, "/mcp", INITIALIZE)).await;
+    assert!(status.contains(" 200 "), "{status}\n{rest}");
+    let session = header(&rest, "mcp-session-id")
+        .expect("a session id")
+        .to_owned();
+    let with_session = |extra: &str, body: &str| {
+        let request = post(&host, "/mcp", body);
+        request.replacen(
+            "\r\n",
+            &format!(
+                "\r\nMcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n{extra}"
+            ),
+            1,
+        )
+    };
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _) = send(addr, with_session("", initialized)).await;
+    assert!(status.contains(" 202 "), "{status}");
+
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"refund"}}}"#;
+    let (_, rest) = send(addr, with_session("X-User: kim\r\n", call)).await;
+    let answer = message(&rest);
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let (_, rest) = send(addr, with_session("X-User: mallory\r\n", call)).await;
+    let answer = message(&rest);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["error"]["code"],
+        "NO_USER"
+    );
+
+    stop.shutdown();
+    let ended = tokio::time::timeout(WAIT, running).await;
+    assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
+}

@@ -1,6 +1,7 @@
 //! `tools/call`: the MCP request → the pipeline → the envelope as a `CallToolResult`.
 
 use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
@@ -18,10 +19,21 @@ pub(super) async fn call_tool(
     rmcp: RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
     let name = request.name.as_ref();
-    let ctx = match inner.context.context(&McpRequest {
+    let request_view = McpRequest {
         tool: name,
         rmcp: &rmcp,
-    }) {
+    };
+    // Host code: a panic must not take the request down with no answer (rmcp would never
+    // respond); it becomes an INTERNAL envelope, its message kept out of it.
+    let provided =
+        std::panic::catch_unwind(AssertUnwindSafe(|| inner.context.context(&request_view)))
+            .unwrap_or_else(|_| {
+                Err(ToolError::internal(
+                    "CONTEXT_PROVIDER_PANICKED",
+                    "the server failed unexpectedly while identifying the caller",
+                ))
+            });
+    let ctx = match provided {
         Ok(ctx) => ctx,
         Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp))),
     };
