@@ -7,9 +7,10 @@
 //!   so every call claims, runs and records (the exactly-once path);
 //! * `replay_<store>`: the same key every call, so every call after the first is a replay.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+
+mod common;
+use common::mean_ns;
 
 use criterion::{black_box, Criterion};
 use schemars::JsonSchema;
@@ -64,13 +65,6 @@ async fn save_note_plain(args: PlainNoteArgs) -> Result<Saved, ToolError> {
         len: args.text.len(),
         id: args.request_id,
     })
-}
-
-fn out_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("criterion")
 }
 
 fn proposal(tool: &str, key: u64) -> String {
@@ -134,18 +128,9 @@ fn bench(c: &mut Criterion) {
     report(&stores.iter().map(|(n, _)| *n).collect::<Vec<_>>());
 }
 
-fn mean_ns(id: &str) -> Option<f64> {
-    let path = out_dir()
-        .join("idempotency")
-        .join(id)
-        .join("new/estimates.json");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    v["mean"]["point_estimate"].as_f64()
-}
-
 /// Prints the table BENCHMARKS.md records, from this run's estimates.
 fn report(stores: &[&str]) {
-    let Some(base) = mean_ns("unkeyed") else {
+    let Some(base) = mean_ns("idempotency", "unkeyed") else {
         return;
     };
     println!("\n| measurement | mean | ratio to unkeyed |");
@@ -156,7 +141,7 @@ fn report(stores: &[&str]) {
     );
     for s in stores {
         for kind in ["keyed", "replay"] {
-            if let Some(ns) = mean_ns(&format!("{kind}_{s}")) {
+            if let Some(ns) = mean_ns("idempotency", &format!("{kind}_{s}")) {
                 println!(
                     "| {kind}, {s} store | {:.1} µs | {:.2}× |",
                     ns / 1e3,
@@ -168,11 +153,7 @@ fn report(stores: &[&str]) {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .output_directory(&out_dir())
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = common::criterion();
     bench(&mut c);
     c.final_summary();
 }

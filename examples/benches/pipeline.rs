@@ -8,8 +8,8 @@
 //!   the same with the output schema compiled and checked too (the checks the pipeline makes);
 //! * throughput: 640 full-pipeline calls from 1 task, and from 64 tasks, on a 2-worker runtime.
 
-use std::path::PathBuf;
-use std::time::Duration;
+mod common;
+use common::mean_ns;
 
 use criterion::{black_box, Criterion};
 use tool_contract::extract::{State, Tenant};
@@ -22,13 +22,6 @@ const ARGS: &str =
     r#"{"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}"#;
 const PROPOSAL: &str = r#"{"id": "call_bench", "name": "search_documents", "arguments": {"query": "refund policy", "source_types": ["policy", "manual"], "top_k": 5}}"#;
 const BATCH: usize = 640;
-
-fn out_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"))
-        .join("criterion")
-}
 
 fn ctx(store: &DocumentStore) -> ToolContext {
     ToolContext::builder()
@@ -178,12 +171,6 @@ fn throughput(c: &mut Criterion) {
     g.finish();
 }
 
-fn mean_ns(group: &str, id: &str) -> Option<f64> {
-    let path = out_dir().join(group).join(id).join("new/estimates.json");
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-    v["mean"]["point_estimate"].as_f64()
-}
-
 /// Prints the ratios BENCHMARKS.md records, from this run's estimates.
 fn report() {
     let (Some(floor), Some(full), Some(naive)) = (
@@ -236,11 +223,7 @@ fn report() {
 }
 
 fn main() {
-    let mut c = Criterion::default()
-        .output_directory(&out_dir())
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .configure_from_args();
+    let mut c = common::criterion();
     latency(&mut c);
     throughput(&mut c);
     c.final_summary();

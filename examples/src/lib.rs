@@ -17,3 +17,15 @@ pub mod store;
 
 pub use documents::*;
 pub use store::{Document, DocumentStore, SentMail};
+
+/// The six tools, in the seed's order: what the `export` command exports and
+/// `tools.lock.json` locks.
+pub fn toolset() -> tool_contract::Toolset {
+    tool_contract::Toolset::new()
+        .with(SearchDocuments)
+        .with(ReadDocumentSpan)
+        .with(CreateDraftTicket)
+        .with(SendEmail)
+        .with(DeleteDocument)
+        .with(GetPolicyRevision)
+}

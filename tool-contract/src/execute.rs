@@ -17,7 +17,6 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
 use crate::extract::IdempotencyKey;
-use crate::idempotency::Begin;
 use crate::lite::Lite;
 use crate::policy::{self, Reservation};
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
@@ -130,45 +129,26 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut attempts: Vec<AttemptRecord> = Vec::new();
     let mut diagnostics = Vec::new();
     let held = match crate::idempotency::begin(inner, c, &call.ctx, &call.args).await {
-        Begin::Run(held) => held,
-        Begin::Replay(mut observation) => {
-            observation.meta = Meta::of(
-                c,
-                std::mem::take(&mut call.call_id),
-                millis(call.started.elapsed()),
-                0,
-            );
-            observation.meta.idempotency = Some("replayed".into());
-            span.record("tool.attempts", 0);
-            span.record("tool.outcome", "replayed");
-            diagnostics.push("idempotency: stored result replayed; the handler did not run".into());
-            record(
-                inner,
-                &mut call,
-                &observation,
-                "replayed",
-                attempts,
-                diagnostics,
-                exec_started,
-            );
-            return observation;
-        }
-        Begin::Refuse(err) => {
+        Ok(held) => held,
+        Err(early) => {
             let meta = Meta::of(
                 c,
                 std::mem::take(&mut call.call_id),
                 millis(call.started.elapsed()),
                 0,
             );
+            let (observation, stage) = early.into_observation(meta, provenance_of(&entry, None));
             span.record("tool.attempts", 0);
-            span.record("tool.outcome", "error");
-            span.record("error.type", err.code());
-            let observation = Observation::failure(err, meta, provenance_of(&entry, None));
+            span.record("tool.outcome", stage);
+            if let Some(code) = observation.code() {
+                span.record("error.type", code);
+            }
+            diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
             record(
                 inner,
                 &mut call,
                 &observation,
-                "idempotency",
+                stage,
                 attempts,
                 diagnostics,
                 exec_started,

@@ -50,7 +50,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::approval::random_id;
-use crate::envelope::Observation;
+use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ErrorCategory;
 use crate::registry::Inner;
 use crate::store::{Claim, ClaimRequest, IdempotencyStore};
@@ -147,14 +147,30 @@ pub(crate) struct Held {
     token: String,
 }
 
-/// What the claim decided for the call.
-pub(crate) enum Begin {
-    /// Run the handler, holding the claim if the call has a key.
-    Run(Option<Held>),
-    /// Answer with a stored envelope.
-    Replay(Observation),
+/// A claim that ends the call before its handler runs.
+pub(crate) enum Early {
+    /// Answer with a stored envelope (boxed: the refusal beside it is one pointer).
+    Replay(Box<Observation>),
     /// Answer with this error; nothing runs.
     Refuse(ToolError),
+}
+
+impl Early {
+    /// The observation for the model, with this call's `meta`, and the receipt's stage.
+    pub(crate) fn into_observation(
+        self,
+        mut meta: Meta,
+        provenance: Provenance,
+    ) -> (Observation, &'static str) {
+        match self {
+            Early::Replay(mut stored) => {
+                meta.idempotency = Some("replayed".into());
+                stored.meta = meta;
+                (*stored, "replayed")
+            }
+            Early::Refuse(err) => (Observation::failure(err, meta, provenance), "idempotency"),
+        }
+    }
 }
 
 /// The digest records are filed under: the key within its tenant, principal, tool and version.
@@ -205,14 +221,15 @@ fn longest_run_ms(contract: &ToolContract) -> u64 {
 /// Claims the call's key, if it has one.
 // Takes the call's parts, not the call: the future must stay `Send` while it borrows them, and
 // the call's decoded arguments are `Send` but not `Sync`.
+/// `Ok(None)`: the call has no key and runs; `Ok(Some)`: it runs holding the claim.
 pub(crate) async fn begin(
     inner: &Inner,
     contract: &ToolContract,
     ctx: &ToolContext,
     args: &Value,
-) -> Begin {
+) -> Result<Option<Held>, Early> {
     let Some(key) = ctx.idempotency_key() else {
-        return Begin::Run(None);
+        return Ok(None);
     };
     let cfg = &inner.idempotency;
     let scoped = scoped_key(contract, ctx, key);
@@ -231,17 +248,17 @@ pub(crate) async fn begin(
         expires_at_ms: now.saturating_add(cfg.retention_ms).max(lease_until_ms),
     };
     match cfg.store.claim(req).await {
-        Ok(Claim::Acquired) => Begin::Run(Some(Held { key: scoped, token })),
+        Ok(Claim::Acquired) => Ok(Some(Held { key: scoped, token })),
         Ok(Claim::Replay(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
-            Ok(obs) => Begin::Replay(obs),
-            Err(_) => Begin::Refuse(ToolError::internal(
+            Ok(obs) => Err(Early::Replay(Box::new(obs))),
+            Err(_) => Err(Early::Refuse(ToolError::internal(
                 "IDEMPOTENCY_RECORD_UNREADABLE",
                 "the stored result of this request cannot be read; it was not run again",
-            )),
+            ))),
         },
         Ok(Claim::InProgress { lease_until_ms }) => {
             let remaining = lease_until_ms.saturating_sub(now);
-            Begin::Refuse(
+            Err(Early::Refuse(
                 ToolError::conflict(
                     "IDEMPOTENCY_IN_PROGRESS",
                     "the same request is already running; retry later to get its result",
@@ -250,15 +267,15 @@ pub(crate) async fn begin(
                 // The running call usually ends within its timeout; its result then replays.
                 .with_retry_after_ms(remaining.min(contract.timeout_ms).max(1))
                 .with_detail("lease_remaining_ms", remaining),
-            )
+            ))
         }
-        Ok(Claim::KeyReused) => Begin::Refuse(ToolError::conflict(
+        Ok(Claim::KeyReused) => Err(Early::Refuse(ToolError::conflict(
             "IDEMPOTENCY_KEY_REUSED",
             "this idempotency key was already used for different arguments; use a new key for a new request",
-        )),
+        ))),
         Err(e) => {
             tracing::warn!(error = %e, tool = %contract.name, "idempotency store unavailable");
-            Begin::Refuse(store_unavailable())
+            Err(Early::Refuse(store_unavailable()))
         }
     }
 }

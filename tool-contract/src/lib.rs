@@ -65,6 +65,7 @@ pub mod export;
 pub mod extract;
 pub mod idempotency;
 mod lite;
+pub mod lock;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod policy;

@@ -120,7 +120,7 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
 
 /// Hash of everything in the contract that defines behaviour: the fingerprint itself is left
 /// out, and so is the implementation id, which changes with every commit.
-fn contract_hash(contract: &ToolContract) -> String {
+pub(crate) fn contract_hash(contract: &ToolContract) -> String {
     let mut value = serde_json::to_value(contract).unwrap_or_default();
     if let Some(map) = value.as_object_mut() {
         map.remove("fingerprint");

@@ -21,6 +21,7 @@ use crate::effect::Access;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
 use crate::execute::PreparedCall;
+use crate::export::{ExportError, Exporter};
 use crate::extract::CallMeta;
 use crate::idempotency::IdempotencyConfig;
 use crate::policy::{self, StateGate};
@@ -158,6 +159,9 @@ pub enum RegistryError {
         /// The validator's message.
         message: String,
     },
+    /// A tool cannot be exported in a dialect the host required
+    /// ([`RegistryBuilder::check_export`]).
+    Export(ExportError),
     /// A nested string or array in the input schema has no upper bound (DESIGN rule 9).
     Unbounded {
         /// Tool name.
@@ -185,6 +189,7 @@ impl fmt::Display for RegistryError {
                 f,
                 "the {side} schema of `{tool}` has a pattern that needs backtracking ({message}); use a linear-time regex (no look-around or back-references)"
             ),
+            RegistryError::Export(e) => write!(f, "{e}"),
             RegistryError::Unbounded { tool, pointer, kind } => write!(
                 f,
                 "the input schema of `{tool}` has an unbounded {kind} at `{pointer}`: add `#[schemars(length(max = N))]` (or `inner(length(max = N))` for items) to the Rust type, or mark the top-level field `#[tool(unbounded = \"why\")]`"
@@ -273,6 +278,7 @@ pub struct RegistryBuilder {
     approval_key: Option<ApprovalKey>,
     approval_ttl: Duration,
     clock: Option<Arc<dyn Clock>>,
+    exports: Vec<Exporter>,
 }
 
 impl Registry {
@@ -291,6 +297,7 @@ impl Registry {
             approval_key: None,
             approval_ttl: DEFAULT_APPROVAL_TTL,
             clock: None,
+            exports: Vec::new(),
         }
     }
 
@@ -1102,6 +1109,38 @@ impl RegistryBuilder {
         self
     }
 
+    /// Refuses to build unless every tool exports with `exporter` (e.g. OpenAI strict), so a
+    /// schema a provider would reject fails at start-up, naming the tool, the field and the
+    /// dialect, instead of failing every request. Call it once per dialect you serve.
+    ///
+    /// ```
+    /// # use tool_contract::{tool, ToolArgs, ToolError, Registry, RegistryError};
+    /// use tool_contract::export::{Dialect, Exporter};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct TagNoteArgs {
+    /// #     /// Labels and their values.
+    /// #     #[tool(unbounded = "a demo of a free-form map")]
+    /// #     labels: std::collections::HashMap<String, String>,
+    /// # }
+    /// # /// Tags a note. Use it to label notes for later search.
+    /// # #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    /// # async fn tag_note(args: TagNoteArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// let err = Registry::builder()
+    ///     .tool(TagNote)
+    ///     .lint_bounds(false)
+    ///     .check_export(Exporter::new(Dialect::OpenAi))
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert!(matches!(err, RegistryError::Export(_)));
+    /// assert!(err.to_string().contains("cannot export `tag_note` to openai: /properties/labels"));
+    /// ```
+    #[must_use]
+    pub fn check_export(mut self, exporter: Exporter) -> Self {
+        self.exports.push(exporter);
+        self
+    }
+
     /// Turns the nested-bounds lint off (DESIGN rule 9 for nested types). On by default.
     #[must_use]
     pub fn lint_bounds(mut self, on: bool) -> Self {
@@ -1156,7 +1195,7 @@ impl RegistryBuilder {
         }
         // One in-memory store serves both concerns unless the host chose others.
         let memory = Arc::new(MemoryStore::new());
-        Ok(Registry {
+        let registry = Registry {
             inner: Arc::new(Inner {
                 by_name,
                 limits: self.limits,
@@ -1175,7 +1214,13 @@ impl RegistryBuilder {
                     .clock
                     .unwrap_or_else(|| Arc::new(crate::clock::SystemClock::new())),
             }),
-        })
+        };
+        for exporter in &self.exports {
+            exporter
+                .export_registry(&registry)
+                .map_err(RegistryError::Export)?;
+        }
+        Ok(registry)
     }
 }
 

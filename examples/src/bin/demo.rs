@@ -8,19 +8,10 @@
 use std::time::Duration;
 
 use tool_contract::{Prepared, Registry, RepairLoop, RepairStep, ToolContext, Toolset};
-use tool_contract_examples::{
-    CreateDraftTicket, DeleteDocument, DocumentStore, GetPolicyRevision, ReadDocumentSpan,
-    SearchDocuments, SendEmail,
-};
+use tool_contract_examples::DocumentStore;
 
 fn tools() -> Toolset {
-    Toolset::new()
-        .with(SearchDocuments)
-        .with(ReadDocumentSpan)
-        .with(CreateDraftTicket)
-        .with(SendEmail)
-        .with(DeleteDocument)
-        .with(GetPolicyRevision)
+    tool_contract_examples::toolset()
 }
 
 fn print_contracts() -> Result<(), Box<dyn std::error::Error>> {

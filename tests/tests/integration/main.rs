@@ -5,7 +5,9 @@ mod approval;
 mod contracts;
 mod defaults;
 mod executor;
+mod export;
 mod extractors;
+mod lock;
 mod pipeline;
 mod probe;
 mod receipts;
@@ -31,4 +33,22 @@ pub fn contract(name: &str) -> &'static ToolContract {
         .contracts()
         .find(|c| c.name == name)
         .unwrap_or_else(|| panic!("no tool {name}"))
+}
+
+/// Compares `value` with the snapshot file `tests/snapshots/{name}`, or rewrites the file under
+/// `UPDATE_SNAPSHOTS=1`; returns what is stale, for one assertion listing every stale file.
+pub fn stale_snapshot(name: &str, value: &serde_json::Value) -> Option<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    let text = serde_json::to_string_pretty(value).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(old) if old == text => None,
+        Ok(_) => Some(format!("{} differs", path.display())),
+        Err(_) => Some(format!("{} is missing", path.display())),
+    }
 }

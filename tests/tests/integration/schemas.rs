@@ -1,5 +1,3 @@
-use std::path::PathBuf;
-
 use serde_json::{json, Value};
 
 use crate::{contract, seed_tools};
@@ -126,28 +124,16 @@ fn the_search_schema_accepts_the_seed_proposal_and_rejects_abuse() {
     }
 }
 
-fn snapshot_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
-}
-
 /// Snapshots of the ten generated schemas. `UPDATE_SNAPSHOTS=1` rewrites them; review the diff.
 #[test]
 fn generated_schemas_match_their_snapshots() {
-    let update = std::env::var_os("UPDATE_SNAPSHOTS").is_some();
     let mut stale = Vec::new();
     for c in seed_tools().contracts() {
         for (side, schema) in [("input", &c.input_schema), ("output", &c.output_schema)] {
-            let path = snapshot_dir().join(format!("{}.{side}.json", c.name));
-            let text = serde_json::to_string_pretty(schema).unwrap() + "\n";
-            if update {
-                std::fs::write(&path, &text).unwrap();
-                continue;
-            }
-            match std::fs::read_to_string(&path) {
-                Ok(old) if old == text => {}
-                Ok(_) => stale.push(format!("{} differs", path.display())),
-                Err(_) => stale.push(format!("{} is missing", path.display())),
-            }
+            stale.extend(crate::stale_snapshot(
+                &format!("{}.{side}.json", c.name),
+                schema,
+            ));
         }
     }
     assert!(

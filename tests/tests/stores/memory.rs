@@ -93,3 +93,57 @@ async fn a_lease_ends_on_a_paused_tokio_clock() {
     assert_eq!(pager.sent(), 2);
     assert_eq!(pager.keys(), ["req-1", "req-1"]);
 }
+
+/// Receipts tell an execution from a replay and a refusal: stage, attempts and what the
+/// idempotency step decided.
+#[tokio::test]
+async fn receipts_record_what_the_idempotency_step_decided() {
+    use std::sync::Arc;
+    use tool_contract::receipt::MemorySink;
+    use tool_contract::{Registry, ToolContext};
+
+    use crate::conformance::{NotifyTeam, Pager};
+
+    let sink = Arc::new(MemorySink::new());
+    let registry = Registry::builder()
+        .tool(NotifyTeam)
+        .receipts(Arc::clone(&sink))
+        .build()
+        .unwrap();
+    let ctx = ToolContext::builder()
+        .tenant("acme")
+        .capability("pager:send")
+        .state(Pager::new())
+        .build();
+    let page = |team: &str| {
+        format!(
+            r#"{{"name": "notify_team", "arguments": {{"request_id": "req-1", "team": "{team}"}}}}"#
+        )
+    };
+    registry.handle(&page("payments"), &ctx).await;
+    registry.handle(&page("payments"), &ctx).await;
+    registry.handle(&page("search"), &ctx).await;
+    let receipts = sink.receipts();
+    let summary: Vec<(&str, usize, Option<&str>)> = receipts
+        .iter()
+        .map(|r| {
+            (
+                r.outcome.stage.as_str(),
+                r.executed.as_ref().map_or(0, |e| e.attempts.len()),
+                r.outcome.code.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("done", 1, None),
+            ("replayed", 0, None),
+            ("idempotency", 0, Some("IDEMPOTENCY_KEY_REUSED")),
+        ]
+    );
+    assert!(receipts[0]
+        .diagnostics
+        .iter()
+        .any(|d| d == "idempotency: result recorded"));
+}

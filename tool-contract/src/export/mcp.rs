@@ -150,8 +150,8 @@ pub fn output_schema(contract: &ToolContract) -> Value {
         // Nested, it is no document root: `$schema` is the envelope's, and its `$id` would make
         // it a separate resource that validators resolve inconsistently (`tool://` is no
         // scheme URL resolvers know); plain JSON-pointer references work everywhere.
-        map.remove("$schema");
-        id = map.remove("$id");
+        map.shift_remove("$schema");
+        id = map.shift_remove("$id");
     }
     rebase_refs(&mut data, id.as_ref().and_then(Value::as_str), DATA_POINTER);
     json!({
