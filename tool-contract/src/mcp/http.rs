@@ -13,7 +13,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
@@ -86,6 +86,9 @@ impl HttpConfig {
 }
 
 type Service = StreamableHttpService<McpServer, LocalSessionManager>;
+
+/// How long a client may take to send a request head.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A bound streamable HTTP endpoint; [`run`](Self::run) serves it.
 pub struct HttpServer {
@@ -190,7 +193,11 @@ impl HttpServer {
                     let path = Arc::clone(&path);
                     async move { Ok::<_, Infallible>(route(&service, &path, req).await) }
                 });
+                // With a timer, hyper drops a client that trickles its request head
+                // (slowloris) after HEADER_READ_TIMEOUT instead of holding the socket forever.
                 let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
                     .serve_connection(TokioIo::new(stream), handler);
                 tokio::pin!(conn);
                 let result = tokio::select! {
