@@ -16,6 +16,9 @@
 //! `TC_MCP_INSPECTOR` (the `mcp-inspector` executable; v1's `mcp-inspector-cli` works too). Without them each test prints
 //! `SKIPPED: ...` to stderr; a variable naming a missing file fails the test.
 //!
+//! Two more tests need no third-party client and always run: the binary's argument errors, and
+//! one stdio session spoken by hand (it answers, then exits when the client closes stdin).
+//!
 //! They live in the examples crate because they test its `mcp_server` binary, which Cargo
 //! builds for them and names in `CARGO_BIN_EXE_mcp_server`. Every child process has a timeout
 //! and is killed when a test ends, even by a panic; HTTP servers bind port 0 and report the
@@ -360,4 +363,82 @@ fn inspector_cli_over_streamable_http() {
     };
     let server = http_server();
     inspector_scenario(&cli, Target::Http(&server.url));
+}
+
+// Without third-party clients: the binary itself, so a machine without them still checks it.
+
+#[test]
+fn the_binary_refuses_bad_arguments_with_usage() {
+    for args in [&["--bogus"][..], &["--http", "not-an-address"], &[]] {
+        let out = run(Command::new(SERVER).args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("usage: mcp_server") || out.stderr.contains("not an address"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn the_binary_speaks_mcp_on_stdio_and_exits_when_the_client_closes() {
+    use std::io::Write as _;
+    let mut child = Reaped(
+        Command::new(SERVER)
+            .arg("--stdio")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start mcp_server --stdio"),
+    );
+    let mut stdin = child.0.stdin.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let messages = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"refund policy"}}}"#,
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut replies: Vec<Value> = Vec::new();
+    while !replies.iter().any(|r| r["id"] == 2) {
+        let line = rx
+            .recv_timeout(SERVER_START_TIMEOUT)
+            .expect("mcp_server answers on stdout");
+        replies.push(serde_json::from_str(&line).expect("stdout carries only JSON-RPC"));
+    }
+    // Closing stdin ends the session; the server must exit on its own.
+    drop(stdin);
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mcp_server did not exit after EOF"
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    let reply = |id: u64| replies.iter().find(|r| r["id"] == id).cloned();
+    assert_eq!(
+        reply(1).expect("initialize answered")["result"]["serverInfo"]["name"],
+        "tool-contract-documents"
+    );
+    let call = reply(2).expect("tools/call answered");
+    assert_eq!(call["result"]["isError"], false, "{call}");
+    assert_eq!(call["result"]["structuredContent"]["ok"], true);
 }
