@@ -93,6 +93,22 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> thread::JoinHandle<String>
     })
 }
 
+/// Waits for `child` to exit, failing the test after `CLIENT_TIMEOUT` (the caller's `Reaped`
+/// then kills it).
+fn wait(child: &mut Child, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not finish within {CLIENT_TIMEOUT:?}"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Runs `cmd` to completion within `CLIENT_TIMEOUT`, reading both pipes as it goes (a full
 /// pipe would otherwise stall the child).
 fn run(cmd: &mut Command) -> Output {
@@ -105,17 +121,7 @@ fn run(cmd: &mut Command) -> Output {
     );
     let stdout = drain(child.0.stdout.take());
     let stderr = drain(child.0.stderr.take());
-    let deadline = Instant::now() + CLIENT_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{cmd:?} did not finish within {CLIENT_TIMEOUT:?}"
-        );
-        thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait(&mut child.0, &format!("{cmd:?}"));
     Output {
         status,
         stdout: stdout.join().unwrap(),
@@ -421,17 +427,7 @@ fn the_binary_speaks_mcp_on_stdio_and_exits_when_the_client_closes() {
     }
     // Closing stdin ends the session; the server must exit on its own.
     drop(stdin);
-    let deadline = Instant::now() + CLIENT_TIMEOUT;
-    let status = loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mcp_server did not exit after EOF"
-        );
-        thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait(&mut child.0, "mcp_server after EOF on stdin");
     assert!(status.success(), "{status}");
     let reply = |id: u64| replies.iter().find(|r| r["id"] == id).cloned();
     assert_eq!(
