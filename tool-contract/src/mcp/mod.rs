@@ -82,7 +82,11 @@ pub use self::http::{HttpConfig, HttpServer, ShutdownHandle};
 /// the model's arguments. Return an error to refuse the call; it reaches the client as an
 /// `isError: true` envelope, e.g. `UNAUTHORIZED` when a bearer token is missing.
 ///
-/// Closures `Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError>` implement it.
+/// Closures `Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError>` implement it. It runs once
+/// per `tools/call` (not for `tools/list`), synchronously and on the request's task: keep it
+/// cheap, and do slow work such as token introspection in a tower layer in front of the HTTP
+/// service, which can leave its result in the request extensions ([`McpRequest::http_parts`]).
+/// A panic in it becomes an `INTERNAL` / `CONTEXT_PROVIDER_PANICKED` envelope.
 ///
 /// ```
 /// use tool_contract::mcp::{ContextProvider, McpRequest};
