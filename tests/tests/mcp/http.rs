@@ -168,3 +168,68 @@ async fn over_http_the_context_provider_reads_the_request_headers() {
     let ended = tokio::time::timeout(WAIT, running).await;
     assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
 }
+
+/// What an authentication layer in front of the service would leave in the request.
+#[derive(Clone)]
+struct AuthenticatedUser(&'static str);
+
+#[tokio::test]
+async fn a_mounted_service_passes_layer_extensions_to_the_context_provider() {
+    use http_body_util::{BodyExt, Full};
+
+    let store = DocumentStore::seeded();
+    let server = McpServer::new(registry(), move |req: &McpRequest<'_>| {
+        let user = req
+            .http_parts()
+            .and_then(|parts| parts.extensions.get::<AuthenticatedUser>())
+            .ok_or_else(|| ToolError::unauthorized("NOT_AUTHENTICATED", "no user"))?;
+        assert_eq!(user.0, "kim");
+        Ok(ctx(&store))
+    });
+    let (service, shutdown) = server.http_service(&HttpConfig::default());
+    let request = |session: Option<&str>, body: &'static str, user: Option<&'static str>| {
+        let mut builder = http::Request::post("/anywhere/the/router/says")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            builder = builder
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        let mut request = builder
+            .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+            .unwrap();
+        if let Some(user) = user {
+            request.extensions_mut().insert(AuthenticatedUser(user));
+        }
+        request
+    };
+    let response = service.handle(request(None, INITIALIZE, None)).await;
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let response = service
+        .handle(request(
+            Some(&session),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            None,
+        ))
+        .await;
+    assert_eq!(response.status(), 202);
+    const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"refund"}}}"#;
+    for (user, is_error) in [(Some("kim"), false), (None, true)] {
+        let response = service.handle(request(Some(&session), CALL, user)).await;
+        let body = tokio::time::timeout(WAIT, response.into_body().collect())
+            .await
+            .expect("the response ends")
+            .unwrap()
+            .to_bytes();
+        let text = format!("HTTP/1.1 200 OK\r\n\r\n{}", String::from_utf8_lossy(&body));
+        let answer = message(&text);
+        assert_eq!(answer["result"]["isError"], is_error, "{user:?}: {answer}");
+    }
+    shutdown.shutdown();
+}

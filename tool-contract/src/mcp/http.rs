@@ -36,7 +36,7 @@ use super::McpServer;
 pub struct HttpConfig {
     addr: SocketAddr,
     path: String,
-    allowed_hosts: Option<Vec<String>>,
+    pub(super) allowed_hosts: Option<Vec<String>>,
 }
 
 impl Default for HttpConfig {
@@ -85,7 +85,25 @@ impl HttpConfig {
     }
 }
 
-type Service = StreamableHttpService<McpServer, LocalSessionManager>;
+/// The streamable HTTP endpoint as rmcp's tower service; see [`McpServer::http_service`].
+pub type McpHttpService = StreamableHttpService<McpServer, LocalSessionManager>;
+type Service = McpHttpService;
+
+pub(super) fn service(
+    server: McpServer,
+    allowed_hosts: Option<Vec<String>>,
+    shutdown: CancellationToken,
+) -> McpHttpService {
+    let mut http = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
+    if let Some(hosts) = allowed_hosts {
+        http = http.with_allowed_hosts(hosts);
+    }
+    StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        http,
+    )
+}
 
 /// How long a client may take to send a request head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -107,9 +125,10 @@ impl fmt::Debug for HttpServer {
     }
 }
 
-/// Stops an [`HttpServer`] from another task: no new connections, open sessions closed.
+/// Stops an [`HttpServer`] (no new connections, open sessions closed), or closes the sessions
+/// of an [`McpServer::http_service`].
 #[derive(Clone, Debug)]
-pub struct ShutdownHandle(CancellationToken);
+pub struct ShutdownHandle(pub(super) CancellationToken);
 
 impl ShutdownHandle {
     /// Asks the server to stop; [`HttpServer::run`] returns soon after.
@@ -122,16 +141,7 @@ impl HttpServer {
     pub(super) async fn bind(server: McpServer, config: HttpConfig) -> std::io::Result<Self> {
         let listener = TcpListener::bind(config.addr).await?;
         let shutdown = CancellationToken::new();
-        let mut http =
-            StreamableHttpServerConfig::default().with_cancellation_token(shutdown.child_token());
-        if let Some(hosts) = config.allowed_hosts {
-            http = http.with_allowed_hosts(hosts);
-        }
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            http,
-        );
+        let service = service(server, config.allowed_hosts, shutdown.child_token());
         Ok(HttpServer {
             listener,
             service,

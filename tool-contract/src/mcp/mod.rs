@@ -69,12 +69,13 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::registry::Registry;
 
-pub use self::http::{HttpConfig, HttpServer, ShutdownHandle};
+pub use self::http::{HttpConfig, HttpServer, McpHttpService, ShutdownHandle};
 
 /// Builds the trusted [`ToolContext`] of one MCP `tools/call` (and decides who may call at all).
 ///
@@ -84,8 +85,9 @@ pub use self::http::{HttpConfig, HttpServer, ShutdownHandle};
 ///
 /// Closures `Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError>` implement it. It runs once
 /// per `tools/call` (not for `tools/list`), synchronously and on the request's task: keep it
-/// cheap, and do slow work such as token introspection in a tower layer in front of the HTTP
-/// service, which can leave its result in the request extensions ([`McpRequest::http_parts`]).
+/// cheap, and do slow work such as token introspection in a tower layer in front of
+/// [`McpServer::http_service`], which can leave its result in the request extensions
+/// ([`McpRequest::http_parts`]).
 /// A panic in it becomes an `INTERNAL` / `CONTEXT_PROVIDER_PANICKED` envelope.
 ///
 /// ```
@@ -297,6 +299,17 @@ impl McpServer {
     /// [`HttpServer::run`] then serves until shut down.
     pub async fn bind_http(self, config: HttpConfig) -> std::io::Result<HttpServer> {
         HttpServer::bind(self, config).await
+    }
+
+    /// The streamable HTTP endpoint as a tower `Service` (rmcp's), to mount in your own HTTP
+    /// stack (an axum route, a hyper server) behind your own layers, e.g. authentication that
+    /// leaves the user in the request extensions for the [`ContextProvider`]. Of `config` only
+    /// the allowed `Host` names apply; address and path are your router's. The handle closes
+    /// the open sessions when your server stops.
+    pub fn http_service(self, config: &HttpConfig) -> (McpHttpService, ShutdownHandle) {
+        let shutdown = CancellationToken::new();
+        let service = http::service(self, config.allowed_hosts.clone(), shutdown.clone());
+        (service, ShutdownHandle(shutdown))
     }
 }
 
