@@ -520,3 +520,28 @@ async fn a_panicking_context_provider_is_an_internal_error_not_a_lost_request() 
     );
     client.close().await;
 }
+
+#[tokio::test]
+async fn an_unknown_tool_is_a_protocol_error_even_when_the_provider_refuses_the_caller() {
+    let server = McpServer::new(
+        registry(),
+        |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
+            Err(ToolError::unauthorized("NO_USER", "nobody"))
+        },
+    );
+    let (mut client, _) = Client::connect(server).await;
+    let response = client
+        .request(
+            "tools/call",
+            json!({"name": "drop_database", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(response["error"]["data"]["error"]["code"], "UNKNOWN_TOOL");
+    // A listed tool gets the provider's refusal as a tool error.
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "NO_USER");
+    client.close().await;
+}

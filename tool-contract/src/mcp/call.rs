@@ -9,6 +9,7 @@ use rmcp::ErrorData;
 use serde_json::{json, Value};
 
 use super::{approval, Inner, McpRequest, TextContent};
+use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
 use crate::registry::Prepared;
@@ -35,6 +36,9 @@ pub(super) async fn call_tool(
             });
     let ctx = match provided {
         Ok(ctx) => ctx,
+        // An unknown tool stays a protocol error whoever asks: the registry answers it below,
+        // with an empty context (so its list of usable tools names only uncapped ones).
+        Err(_) if !inner.tools.iter().any(|t| t.name == name) => ToolContext::default(),
         Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp))),
     };
     // Through the raw-text entry point so MCP calls get the registry's proposal limits (size,
