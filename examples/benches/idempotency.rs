@@ -1,6 +1,7 @@
 //! What exactly-once costs: a keyed write through each idempotency store, as a ratio to the
 //! same call without idempotency, measured in one run (BENCHMARKS.md).
-//! `cargo bench -p tool-contract-examples --bench idempotency`.
+//! `cargo bench -p tool-contract-examples --bench idempotency` (with `DATABASE_URL` set to
+//! measure PostgreSQL too).
 //!
 //! * `unkeyed`: the full pipeline on a tool with no idempotency key (the baseline);
 //! * `keyed_<store>`: the same arguments and handler as a keyed write, a new key every call,
@@ -15,7 +16,11 @@ use common::mean_ns;
 use criterion::{black_box, Criterion};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tool_contract::store::{ApprovalStore, IdempotencyStore, MemoryStore};
+use tool_contract::store::sqlx::{
+    self,
+    postgres::{PgPool, PgPoolOptions},
+};
+use tool_contract::store::{ApprovalStore, IdempotencyStore, MemoryStore, PgStore, SqliteStore};
 use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError};
 
 #[derive(Deserialize, JsonSchema, ToolArgs)]
@@ -82,9 +87,43 @@ fn registry(store: impl IdempotencyStore + ApprovalStore) -> Registry {
         .expect("registry")
 }
 
-/// The stores measured in this run, each named for the report.
-async fn stores() -> Vec<(&'static str, Registry)> {
-    vec![("memory", registry(MemoryStore::new()))]
+/// The stores measured in this run, each named for the report: memory, a SQLite file in a
+/// temp dir, and PostgreSQL when `DATABASE_URL` is set (in a schema of its own).
+async fn stores() -> (Vec<(&'static str, Registry)>, Cleanup) {
+    let mut stores = vec![("memory", registry(MemoryStore::new()))];
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let sqlite = SqliteStore::open(dir.path().join("bench.db")).await;
+    stores.push(("sqlite", registry(sqlite.expect("sqlite store"))));
+    let mut pg = None;
+    match std::env::var("DATABASE_URL") {
+        Ok(url) if !url.is_empty() => {
+            let pool = PgPoolOptions::new().connect(&url).await.expect("postgres");
+            let schema = format!("tc_bench_{}", std::process::id());
+            let store = PgStore::from_pool_in_schema(pool.clone(), &schema).await;
+            stores.push(("postgres", registry(store.expect("postgres store"))));
+            pg = Some((pool, schema));
+        }
+        _ => eprintln!("postgres store not measured: DATABASE_URL not set"),
+    }
+    (stores, Cleanup { _dir: dir, pg })
+}
+
+/// What the stores leave behind: the SQLite temp dir (removed on drop) and the PostgreSQL
+/// schema, dropped by [`Cleanup::run`].
+struct Cleanup {
+    _dir: tempfile::TempDir,
+    pg: Option<(PgPool, String)>,
+}
+
+impl Cleanup {
+    async fn run(self) {
+        if let Some((pool, schema)) = &self.pg {
+            let drop = format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE");
+            if let Err(e) = sqlx::query(&drop).execute(pool).await {
+                eprintln!("could not drop bench schema {schema}: {e}");
+            }
+        }
+    }
 }
 
 fn bench(c: &mut Criterion) {
@@ -96,7 +135,7 @@ fn bench(c: &mut Criterion) {
         .principal("user:kim")
         .tenant("acme")
         .build();
-    let stores = rt.block_on(stores());
+    let (stores, cleanup) = rt.block_on(stores());
     let next = AtomicU64::new(0);
     let mut g = c.benchmark_group("idempotency");
     let (_, baseline) = &stores[0];
@@ -125,6 +164,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+    rt.block_on(cleanup.run());
     report(&stores.iter().map(|(n, _)| *n).collect::<Vec<_>>());
 }
 

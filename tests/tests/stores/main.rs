@@ -6,3 +6,5 @@
 #[macro_use]
 mod conformance;
 mod memory;
+mod postgres;
+mod sqlite;

@@ -31,6 +31,12 @@
 //! neither overwrite nor delete its successor's record.
 
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
+#[cfg(feature = "sqlite")]
+mod sqlite;
 
 use std::fmt;
 use std::sync::Arc;
@@ -38,6 +44,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
+#[cfg(feature = "sqlite")]
+pub use sqlite::SqliteStore;
+
+/// The sqlx version the SQL stores are built on, for building a pool to hand to
+/// `PgStore::from_pool` without adding a second, possibly different, sqlx to your build.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use sqlx;
 
 /// A store could not answer: the pipeline fails closed (`TRANSIENT` / `STORE_UNAVAILABLE`).
 ///
