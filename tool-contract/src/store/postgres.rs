@@ -90,6 +90,10 @@ impl PgStore {
         let pool = PgPoolOptions::new()
             .max_connections(MAX_CONNECTIONS)
             .acquire_timeout(ACQUIRE_TIMEOUT)
+            // sqlx pings every connection it hands out by default: one more round trip per
+            // call. A dead connection fails its query instead, which fails closed
+            // (`STORE_UNAVAILABLE`), and sqlx drops the broken connection.
+            .test_before_acquire(false)
             .connect(url)
             .await
             .map_err(|e| StoreError::with_source("postgres store: cannot connect", e))?;

@@ -226,35 +226,37 @@ pub(super) trait ClaimOps: Sync {
 const CLAIM_ATTEMPTS: usize = 8;
 
 /// The lifecycle decision of [`IdempotencyStore::claim`](super::IdempotencyStore::claim):
-/// one atomic conditional write, then, only when it was refused, a read to say why.
+/// a read that answers replays and refusals, and, only when the key looks free, one atomic
+/// conditional write that takes it.
 ///
-/// The read cannot change the decision, it only explains it: the write already refused.
-/// When the row is gone by then (purged or released) or could now be taken (another caller's
-/// record expired in between), the claim starts over.
+/// The read goes first because a conditional write that meets a live row still locks that
+/// row, which in PostgreSQL is a commit (a WAL flush) per replay. Deciding a refusal or a
+/// replay from the read is safe: a live record only ever moves to completed, released or
+/// expired, so the answer is the one the caller would have got a moment earlier. Taking the
+/// key is decided by the write alone; when it is refused (another caller took or completed the
+/// key in between), the claim starts over.
 pub(super) async fn claim<B: ClaimOps>(
     backend: &B,
     req: ClaimRequest<'_>,
 ) -> Result<Claim, StoreError> {
     for _ in 0..CLAIM_ATTEMPTS {
+        if let Some(rec) = backend.read(req.key).await? {
+            if rec.expires_at_ms > req.now_ms {
+                if rec.args_hash != req.args_hash {
+                    return Ok(Claim::KeyReused);
+                }
+                if let Some(envelope) = rec.envelope {
+                    return Ok(Claim::Replay(envelope));
+                }
+                if rec.lease_until_ms > req.now_ms {
+                    return Ok(Claim::InProgress {
+                        lease_until_ms: rec.lease_until_ms,
+                    });
+                }
+            }
+        }
         if backend.take(&req).await? {
             return Ok(Claim::Acquired);
-        }
-        let Some(rec) = backend.read(req.key).await? else {
-            continue;
-        };
-        if rec.expires_at_ms <= req.now_ms {
-            continue;
-        }
-        if rec.args_hash != req.args_hash {
-            return Ok(Claim::KeyReused);
-        }
-        if let Some(envelope) = rec.envelope {
-            return Ok(Claim::Replay(envelope));
-        }
-        if rec.lease_until_ms > req.now_ms {
-            return Ok(Claim::InProgress {
-                lease_until_ms: rec.lease_until_ms,
-            });
         }
     }
     Err(StoreError::new(format!(
