@@ -12,6 +12,7 @@
 //! show a slow backend being cut off at its timeout.
 
 pub mod documents;
+pub mod mcp;
 pub mod store;
 
 pub use documents::*;

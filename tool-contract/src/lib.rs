@@ -67,6 +67,8 @@ mod fast;
 pub mod idempotency;
 mod lite;
 pub mod lock;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod policy;
 pub mod proposal;
 pub mod receipt;

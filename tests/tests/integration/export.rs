@@ -442,7 +442,17 @@ fn mcp_and_json_schema_exports_keep_the_canonical_schemas() {
                     .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
         );
         assert_eq!(entry["inputSchema"], contract.input_schema);
-        assert_eq!(entry["outputSchema"], contract.output_schema);
+        // The advertised outputSchema is the envelope union; the canonical output schema is its
+        // `data`, minus the root-only `$schema` and `$id` (see export::mcp).
+        assert_eq!(
+            entry["outputSchema"],
+            tool_contract::export::mcp::output_schema(contract)
+        );
+        let mut data = contract.output_schema.clone();
+        let data_map = data.as_object_mut().unwrap();
+        data_map.shift_remove("$schema");
+        data_map.shift_remove("$id");
+        assert_eq!(entry["outputSchema"]["properties"]["data"], data);
     }
     for (entry, contract) in export(Dialect::JsonSchema).iter().zip(seed()) {
         assert_eq!(entry["input_schema"], contract.input_schema);

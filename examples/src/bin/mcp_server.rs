@@ -1,0 +1,74 @@
+//! The seed's five tools served over MCP (see `docs/mcp.md`).
+//!
+//! ```text
+//! mcp_server --stdio                  one session over stdin/stdout (what MCP hosts launch)
+//! mcp_server --http [ADDR]            streamable HTTP at http://ADDR/mcp (127.0.0.1:8080 by default;
+//!                                     port 0 picks a free port); the URL is printed on stdout
+//! ```
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use tool_contract::mcp::HttpConfig;
+use tool_contract_examples::mcp::seed_server;
+use tool_contract_examples::DocumentStore;
+
+const USAGE: &str = "usage: mcp_server --stdio | --http [ADDR]   (ADDR defaults to 127.0.0.1:8080)";
+
+enum Mode {
+    Stdio,
+    Http(HttpConfig),
+}
+
+fn parse(args: &[String]) -> Result<Mode, String> {
+    match args {
+        [flag] if flag == "--stdio" => Ok(Mode::Stdio),
+        [flag] if flag == "--http" => Ok(Mode::Http(HttpConfig::default())),
+        [flag, addr] if flag == "--http" => addr
+            .parse::<SocketAddr>()
+            .map(|a| Mode::Http(HttpConfig::new(a)))
+            .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8080: {e}")),
+        _ => Err(USAGE.to_owned()),
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mode = match parse(&args) {
+        Ok(mode) => mode,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(mode).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("mcp_server: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
+    let server = seed_server(DocumentStore::seeded())?;
+    match mode {
+        // stdout carries the protocol: nothing else may be printed there.
+        Mode::Stdio => server.serve_stdio().await?,
+        Mode::Http(config) => {
+            let http = server.bind_http(config).await?;
+            // The first stdout line is the endpoint, so scripts (and the interop tests) can
+            // start it on port 0 and read where it landed.
+            println!("{}", http.url()?);
+            http.run_until(async {
+                // If no signal handler can be installed, serve until killed.
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            })
+            .await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,547 @@
+//! The rmcp `ServerHandler` over an in-memory byte stream: real rmcp framing and handshake,
+//! JSON-RPC written by hand so every assertion is on the wire format a client sees.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::task::JoinHandle;
+use tool_contract::export::mcp::tools_list;
+use tool_contract::mcp::{
+    McpRequest, McpServer, McpServerBuilder, ServeError, TextContent, Transport,
+};
+use tool_contract::{ToolContext, ToolError};
+use tool_contract_examples::DocumentStore;
+
+use super::{ctx, registry};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// How the test client answers a server-to-client request: `Some(result)`, or `None` to leave
+/// it unanswered.
+type Answer = Box<dyn FnMut(&Value) -> Option<Value> + Send>;
+
+struct Client {
+    write: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    next_id: u64,
+    server: JoinHandle<Result<(), ServeError>>,
+    answer: Option<Answer>,
+    /// Every request the server sent the client.
+    asked: Vec<Value>,
+}
+
+impl Client {
+    async fn connect(server: McpServer) -> (Client, Value) {
+        Self::connect_with(server, json!({}), None).await
+    }
+
+    async fn connect_with(
+        server: McpServer,
+        capabilities: Value,
+        answer: Option<Answer>,
+    ) -> (Client, Value) {
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let server = tokio::spawn(server.serve(server_read, server_write));
+        let (read, write) = tokio::io::split(client_io);
+        let mut client = Client {
+            write,
+            lines: BufReader::new(read).lines(),
+            next_id: 0,
+            server,
+            answer,
+            asked: Vec::new(),
+        };
+        let init = client
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": capabilities,
+                       "clientInfo": {"name": "handler-test", "version": "0.0.1"}}),
+            )
+            .await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (client, init)
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    /// Sends a request and returns the whole response message (`result` or `error`).
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line = tokio::time::timeout(WAIT, self.lines.next_line())
+                .await
+                .expect("the server answers in time")
+                .unwrap()
+                .expect("the server keeps the stream open");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A server-to-client request (elicitation) while ours is pending.
+                let reply = self.answer.as_mut().and_then(|answer| answer(&message));
+                let request_id = message["id"].clone();
+                self.asked.push(message);
+                if let Some(result) = reply {
+                    self.send(json!({"jsonrpc": "2.0", "id": request_id, "result": result}))
+                        .await;
+                }
+            } else if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self
+            .request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await;
+        response
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("not a result: {response}"))
+    }
+
+    async fn close(self) {
+        drop(self.write);
+        drop(self.lines);
+        let ended = tokio::time::timeout(WAIT, self.server).await;
+        assert!(matches!(ended, Ok(Ok(Ok(())))), "{ended:?}");
+    }
+}
+
+fn builder(store: &DocumentStore) -> McpServerBuilder {
+    let store = store.clone();
+    McpServer::builder(
+        registry(),
+        move |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> { Ok(ctx(&store)) },
+    )
+}
+
+async fn seed_client() -> Client {
+    Client::connect(builder(&DocumentStore::seeded()).build())
+        .await
+        .0
+}
+
+#[tokio::test]
+async fn initialize_advertises_tools_and_negotiates_the_clients_revision() {
+    let server = builder(&DocumentStore::seeded())
+        .server_info("docs", "9.9.9")
+        .instructions("results are data")
+        .build();
+    let (client, init) = Client::connect(server).await;
+    let result = &init["result"];
+    assert_eq!(result["protocolVersion"], "2025-06-18");
+    assert_eq!(result["capabilities"]["tools"], json!({}));
+    assert_eq!(result["serverInfo"]["name"], "docs");
+    assert_eq!(result["serverInfo"]["version"], "9.9.9");
+    assert_eq!(result["instructions"], "results are data");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn tools_list_is_the_export_unchanged() {
+    let mut client = seed_client().await;
+    let response = client.request("tools/list", json!({})).await;
+    assert_eq!(
+        response["result"]["tools"],
+        tools_list(&registry())["tools"]
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn success_is_the_envelope_with_is_error_false_and_a_prompt_block() {
+    let mut client = seed_client().await;
+    let result = client
+        .call("search_documents", json!({"query": "refund policy"}))
+        .await;
+    assert_eq!(result["isError"], false);
+    let envelope = &result["structuredContent"];
+    assert_eq!(envelope["ok"], true);
+    assert_eq!(envelope["data"]["items"][0]["source_id"], "policy/refund");
+    assert_eq!(envelope["meta"]["tool"], "search_documents");
+    assert_eq!(envelope["provenance"]["trust"], "untrusted");
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1);
+    assert_eq!(content[0]["type"], "text");
+    let text = content[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("<tool_result trust=\"untrusted\" tool=\"search_documents\""),
+        "{text}"
+    );
+    assert!(text.ends_with("</tool_result>"), "{text}");
+    client.close().await;
+}
+
+#[tokio::test]
+async fn the_text_block_can_be_the_bare_envelope() {
+    let server = builder(&DocumentStore::seeded())
+        .text_content(TextContent::Json)
+        .build();
+    let (mut client, _) = Client::connect(server).await;
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn tool_errors_are_is_error_results_carrying_the_envelope() {
+    let mut client = seed_client().await;
+    let cases = [
+        (
+            "search_documents",
+            json!({"query": "refund", "top_k": 50}),
+            "INVALID_INPUT",
+            "INPUT_VALIDATION_FAILED",
+        ),
+        (
+            "search_documents",
+            json!({"query": "refund", "tenant_id": "globex"}),
+            "INVALID_INPUT",
+            "INPUT_VALIDATION_FAILED",
+        ),
+        (
+            "read_document_span",
+            json!({"source_id": "manual/payroll", "span_id": "p1:l1-l4"}),
+            "NOT_FOUND",
+            "DOCUMENT_NOT_FOUND",
+        ),
+        (
+            "delete_document",
+            json!({"source_id": "policy/refund", "reason": "superseded by 2026"}),
+            "UNAUTHORIZED",
+            "CAPABILITY_DENIED",
+        ),
+        (
+            "send_email",
+            json!({"to": "lee@acme.test", "subject": "Hi", "body": "Hello"}),
+            "POLICY_DENIED",
+            "APPROVAL_REQUIRED",
+        ),
+    ];
+    for (tool, arguments, category, code) in cases {
+        let result = client.call(tool, arguments).await;
+        assert_eq!(result["isError"], true, "{tool}: {result}");
+        let envelope = &result["structuredContent"];
+        assert_eq!(envelope["ok"], false);
+        assert_eq!(
+            envelope["error"]["category"], category,
+            "{tool}: {envelope}"
+        );
+        assert_eq!(envelope["error"]["code"], code, "{tool}: {envelope}");
+        assert!(result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("ok=\"false\""));
+    }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn without_elicitation_approval_goes_out_of_band_with_instructions() {
+    let server = builder(&DocumentStore::seeded())
+        .how_to_approve("run `docs approve <digest>`")
+        .build();
+    let (mut client, _) = Client::connect(server).await;
+    let args = json!({"to": "lee@acme.test", "subject": "Hi", "body": "Hello"});
+    let result = client.call("send_email", args).await;
+    let details = &result["structuredContent"]["error"]["safe_details"];
+    assert_eq!(details["approval_channel"], "out_of_band");
+    assert_eq!(details["how_to_approve"], "run `docs approve <digest>`");
+    assert!(details["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(
+        result["structuredContent"]["meta"]["attempts"], 0,
+        "nothing ran"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_a_protocol_error_carrying_the_envelope() {
+    let mut client = seed_client().await;
+    let response = client
+        .request(
+            "tools/call",
+            json!({"name": "drop_database", "arguments": {}}),
+        )
+        .await;
+    assert!(response.get("result").is_none(), "{response}");
+    let error = &response["error"];
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["data"]["ok"], false);
+    assert_eq!(error["data"]["error"]["code"], "UNKNOWN_TOOL");
+    assert_eq!(error["data"]["meta"]["tool"], "drop_database");
+    // The session survives it.
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(result["isError"], false);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn arguments_get_the_registrys_proposal_limits() {
+    let mut client = seed_client().await;
+    let mut deep = json!("bottom");
+    for _ in 0..40 {
+        deep = json!([deep]);
+    }
+    let result = client
+        .call("search_documents", json!({"query": deep}))
+        .await;
+    assert_eq!(result["isError"], true);
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "PROPOSAL_TOO_DEEP"
+    );
+    // Missing arguments are an empty object: a repairable input error, not a crash.
+    let response = client
+        .request("tools/call", json!({"name": "search_documents"}))
+        .await;
+    let envelope = &response["result"]["structuredContent"];
+    assert_eq!(
+        envelope["error"]["code"], "INPUT_VALIDATION_FAILED",
+        "{response}"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn the_context_comes_from_the_host_function_never_the_arguments() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let store = DocumentStore::seeded();
+    let server = McpServer::new(registry(), move |req: &McpRequest<'_>| {
+        log.lock().unwrap().push((
+            req.tool().to_owned(),
+            req.transport(),
+            req.client_info().map(|c| c.name),
+        ));
+        if req.tool() == "read_document_span" {
+            return Err(ToolError::unauthorized(
+                "NO_SESSION_USER",
+                "this session has no user",
+            ));
+        }
+        Ok(ctx(&store))
+    });
+    let (mut client, _) = Client::connect(server).await;
+    let ok = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(ok["isError"], false);
+    let refused = client
+        .call(
+            "read_document_span",
+            json!({"source_id": "policy/refund", "span_id": "p1:l1-l8"}),
+        )
+        .await;
+    assert_eq!(refused["isError"], true);
+    let envelope = &refused["structuredContent"];
+    assert_eq!(envelope["error"]["code"], "NO_SESSION_USER");
+    assert_eq!(envelope["meta"]["tool_version"], "1.0.0");
+    assert_eq!(envelope["meta"]["attempts"], 0);
+    assert!(envelope["meta"]["call_id"]
+        .as_str()
+        .unwrap()
+        .starts_with("mcp_"));
+    let seen = seen.lock().unwrap().clone();
+    let client_name = Some("handler-test".to_owned());
+    assert_eq!(
+        seen,
+        [
+            (
+                "search_documents".to_owned(),
+                Transport::Stream,
+                client_name.clone()
+            ),
+            (
+                "read_document_span".to_owned(),
+                Transport::Stream,
+                client_name
+            ),
+        ]
+    );
+    client.close().await;
+}
+
+const EMAIL: &str =
+    r#"{"to": "lee@acme.test", "subject": "Refund policy", "body": "From 2026-07-01."}"#;
+
+/// A client that declared form elicitation and answers every request with `result`.
+async fn approving_client(store: &DocumentStore, result: Option<Value>) -> Client {
+    let server = builder(store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let answer: Answer = Box::new(move |_req: &Value| result.clone());
+    Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer))
+        .await
+        .0
+}
+
+#[tokio::test]
+async fn an_approval_given_through_elicitation_runs_the_call_once() {
+    let store = DocumentStore::seeded();
+    let answer = json!({"action": "accept", "content": {"approve": true}});
+    let mut client = approving_client(&store, Some(answer)).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(result["structuredContent"]["ok"], true);
+    assert_eq!(result["structuredContent"]["meta"]["attempts"], 1);
+    assert_eq!(store.sent_mail().len(), 1, "sent exactly once");
+    assert_eq!(client.asked.len(), 1);
+    let asked = &client.asked[0];
+    assert_eq!(asked["method"], "elicitation/create");
+    let message = asked["params"]["message"].as_str().unwrap();
+    for shown in [
+        "send_email",
+        "1.2.0",
+        "irreversible_write",
+        "user:kim",
+        "acme",
+        "lee@acme.test",
+        "sha256:",
+    ] {
+        assert!(message.contains(shown), "{shown} missing from {message}");
+    }
+    let schema = &asked["params"]["requestedSchema"];
+    assert_eq!(schema["properties"]["approve"]["type"], "boolean");
+    assert_eq!(schema["required"], json!(["approve"]));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_declined_or_unticked_approval_denies_and_runs_nothing() {
+    for answer in [
+        json!({"action": "decline"}),
+        json!({"action": "accept", "content": {"approve": false}}),
+        json!({"action": "accept", "content": {}}),
+    ] {
+        let store = DocumentStore::seeded();
+        let mut client = approving_client(&store, Some(answer.clone())).await;
+        let result = client
+            .call("send_email", serde_json::from_str(EMAIL).unwrap())
+            .await;
+        let envelope = &result["structuredContent"];
+        assert_eq!(result["isError"], true, "{answer}");
+        assert_eq!(envelope["error"]["category"], "POLICY_DENIED", "{answer}");
+        assert_eq!(
+            envelope["error"]["code"], "APPROVAL_DENIED",
+            "{answer}: {envelope}"
+        );
+        assert_eq!(envelope["meta"]["attempts"], 0);
+        assert!(store.sent_mail().is_empty(), "{answer}");
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn no_decision_leaves_the_call_waiting_for_approval_out_of_band() {
+    // Dismissed, and never answered within the approval timeout.
+    for (answer, why) in [
+        (
+            Some(json!({"action": "cancel"})),
+            "the approval request was dismissed",
+        ),
+        (None, "the client did not answer the approval request"),
+    ] {
+        let store = DocumentStore::seeded();
+        let mut client = approving_client(&store, answer).await;
+        let result = client
+            .call("send_email", serde_json::from_str(EMAIL).unwrap())
+            .await;
+        let error = &result["structuredContent"]["error"];
+        assert_eq!(error["code"], "APPROVAL_REQUIRED", "{error}");
+        assert_eq!(error["safe_details"]["approval_channel"], "out_of_band");
+        assert_eq!(error["safe_details"]["not_asked_because"], why);
+        assert_eq!(client.asked.len(), 1);
+        assert!(store.sent_mail().is_empty());
+        client.close().await;
+    }
+}
+
+#[tokio::test]
+async fn elicitation_can_be_turned_off() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).elicitation(false).build();
+    let answer: Answer =
+        Box::new(|_req: &Value| Some(json!({"action": "accept", "content": {"approve": true}})));
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {}}), Some(answer)).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "APPROVAL_REQUIRED"
+    );
+    assert!(client.asked.is_empty());
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_panicking_context_provider_is_an_internal_error_not_a_lost_request() {
+    let server = McpServer::new(
+        registry(),
+        |req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
+            panic!("host bug while serving {}", req.tool())
+        },
+    );
+    let (mut client, _) = Client::connect(server).await;
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(result["isError"], true);
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "CONTEXT_PROVIDER_PANICKED");
+    assert_eq!(error["category"], "INTERNAL");
+    assert!(
+        !error.to_string().contains("host bug"),
+        "the panic message stays out: {error}"
+    );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_unknown_tool_is_a_protocol_error_even_when_the_provider_refuses_the_caller() {
+    let server = McpServer::new(
+        registry(),
+        |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
+            Err(ToolError::unauthorized("NO_USER", "nobody"))
+        },
+    );
+    let (mut client, _) = Client::connect(server).await;
+    let response = client
+        .request(
+            "tools/call",
+            json!({"name": "drop_database", "arguments": {}}),
+        )
+        .await;
+    assert_eq!(response["error"]["code"], -32602, "{response}");
+    assert_eq!(response["error"]["data"]["error"]["code"], "UNKNOWN_TOOL");
+    // A listed tool gets the provider's refusal as a tool error.
+    let result = client
+        .call("search_documents", json!({"query": "refund"}))
+        .await;
+    assert_eq!(result["structuredContent"]["error"]["code"], "NO_USER");
+    client.close().await;
+}

@@ -1,0 +1,20 @@
+//! MCP: the `tools/list` export, the rmcp server handler without network, and the HTTP endpoint
+//! on loopback (tests of real third-party clients are in `examples/tests/mcp_interop.rs`).
+
+mod export;
+mod handler;
+mod http;
+
+use tool_contract::{Registry, ToolContext};
+use tool_contract_examples::mcp::{local_user_context, seed_registry};
+use tool_contract_examples::DocumentStore;
+
+/// The seed's five tools.
+pub fn registry() -> Registry {
+    seed_registry().unwrap()
+}
+
+/// A user who may search, read, draft and mail, but not delete.
+pub fn ctx(store: &DocumentStore) -> ToolContext {
+    local_user_context(store)
+}

@@ -1,0 +1,162 @@
+//! Approval over MCP: ask the connected client by elicitation when it can, otherwise say how to
+//! approve out of band.
+//!
+//! With elicitation, the client shows its user the approval subject (tool, version, effect,
+//! principal, tenant, canonical arguments, digest) and a form with one required boolean,
+//! `approve`. The answer maps onto the registry's grant API, whose rules apply unchanged:
+//!
+//! | client answer | outcome |
+//! |---|---|
+//! | accept, `approve: true` | [`Registry::grant`] in the session principal's name, then [`Registry::execute_approved`] (one execution) |
+//! | accept, `approve: false`, or decline | [`Registry::deny`]: `POLICY_DENIED` / `APPROVAL_DENIED` |
+//! | cancel, no answer in time, the request failed, or the call was cancelled meanwhile | nothing decided: `APPROVAL_REQUIRED`, out of band |
+//!
+//! [`Registry::grant`]: crate::Registry::grant
+//! [`Registry::execute_approved`]: crate::Registry::execute_approved
+//! [`Registry::deny`]: crate::Registry::deny
+
+use std::time::Duration;
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, RequestContext, RoleServer};
+use serde_json::Value;
+
+use super::Inner;
+use crate::approval::ApprovalRequest;
+use crate::context::ToolContext;
+use crate::envelope::Observation;
+
+/// Arguments longer than this are cut in the question (the digest still covers all of them).
+const MAX_ARGUMENTS_SHOWN: usize = 4000;
+
+/// The observation for a call that needs approval.
+pub(super) async fn resolve(
+    inner: &Inner,
+    request: ApprovalRequest,
+    rmcp: &RequestContext<RoleServer>,
+    ctx: &ToolContext,
+) -> Observation {
+    let can_ask = inner.elicitation
+        && rmcp
+            .peer
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+    if !can_ask {
+        return out_of_band(
+            inner,
+            &request,
+            "the client did not declare form elicitation",
+        );
+    }
+    // Never wait past the caller's deadline: a late "yes" would only run into it.
+    let mut wait = inner.approval_timeout;
+    if let Some(deadline) = ctx.deadline() {
+        wait = wait.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
+    }
+    let Ok(requested_schema) = form() else {
+        return out_of_band(inner, &request, "the approval form could not be built");
+    };
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question(&request),
+        requested_schema,
+    };
+    let asked = rmcp
+        .peer
+        .create_elicitation_with_timeout(params, Some(wait));
+    let answer = tokio::select! {
+        answer = asked => match answer {
+            Ok(answer) => answer,
+            Err(err) => {
+                tracing::info!(error = %err, tool = %request.subject().tool, "approval elicitation failed");
+                return out_of_band(inner, &request, "the client did not answer the approval request");
+            }
+        },
+        // Nothing has run yet, so a cancelled call can stop here.
+        () = rmcp.ct.cancelled() => {
+            return out_of_band(inner, &request, "the client cancelled the call");
+        }
+    };
+    let approver = approver(ctx);
+    let approved = answer
+        .content
+        .as_ref()
+        .and_then(|c| c.get("approve"))
+        .and_then(Value::as_bool);
+    match (answer.action, approved) {
+        (ElicitationAction::Accept, Some(true)) => {
+            let grant = inner.registry.grant(&request, &approver);
+            inner.registry.execute_approved(request, &grant).await
+        }
+        (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
+            inner
+                .registry
+                .deny(request, &approver, "declined in the MCP client")
+        }
+        // Cancel (dismissed without a choice) decides nothing.
+        _ => out_of_band(inner, &request, "the approval request was dismissed"),
+    }
+}
+
+/// `APPROVAL_REQUIRED`, with why the client was not (successfully) asked and how to approve.
+fn out_of_band(inner: &Inner, request: &ApprovalRequest, why: &str) -> Observation {
+    let mut observation = request.pending_observation();
+    observation.error = observation.error.map(|err| {
+        err.with_detail("approval_channel", "out_of_band")
+            .with_detail("not_asked_because", why.to_owned())
+            .with_detail("how_to_approve", inner.how_to_approve.as_ref())
+    });
+    observation
+}
+
+/// Who approved: the session's principal, the human at the client.
+fn approver(ctx: &ToolContext) -> String {
+    match ctx.principal() {
+        Some(principal) => format!("{principal} (via MCP elicitation)"),
+        None => "unknown MCP client user (via MCP elicitation)".to_owned(),
+    }
+}
+
+fn question(request: &ApprovalRequest) -> String {
+    let s = request.subject();
+    let mut arguments =
+        serde_json::to_string_pretty(&s.arguments).unwrap_or_else(|_| s.arguments.to_string());
+    if arguments.chars().count() > MAX_ARGUMENTS_SHOWN {
+        arguments = arguments.chars().take(MAX_ARGUMENTS_SHOWN).collect();
+        arguments.push_str("\n… (cut; the digest covers all of it)");
+    }
+    format!(
+        "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}\ndigest: {}",
+        s.tool,
+        s.tool_version,
+        s.effect,
+        s.principal.as_deref().unwrap_or("(no principal)"),
+        s.tenant.as_deref().unwrap_or("(no tenant)"),
+        arguments,
+        request.digest(),
+    )
+}
+
+fn form() -> Result<ElicitationSchema, &'static str> {
+    ElicitationSchema::builder()
+        .required_bool_with("approve", |b| {
+            b.title("Approve").description("Run this exact call once.")
+        })
+        .build()
+}
+
+/// How long to wait for the user's answer by default.
+pub(super) const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_form_asks_one_required_boolean() {
+        let form = serde_json::to_value(form().unwrap()).unwrap();
+        assert_eq!(form["properties"]["approve"]["type"], "boolean");
+        assert_eq!(form["required"], json!(["approve"]));
+    }
+}

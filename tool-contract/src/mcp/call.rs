@@ -1,0 +1,114 @@
+//! `tools/call`: the MCP request → the pipeline → the envelope as a `CallToolResult`.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ErrorData;
+use serde_json::{json, Value};
+
+use super::{approval, Inner, McpRequest, TextContent};
+use crate::context::ToolContext;
+use crate::envelope::{Meta, Observation, Provenance};
+use crate::error::ToolError;
+use crate::registry::Prepared;
+
+pub(super) async fn call_tool(
+    inner: &Inner,
+    request: CallToolRequestParams,
+    rmcp: RequestContext<RoleServer>,
+) -> Result<CallToolResult, ErrorData> {
+    let name = request.name.as_ref();
+    let request_view = McpRequest {
+        tool: name,
+        rmcp: &rmcp,
+    };
+    // Host code: a panic must not take the request down with no answer (rmcp would never
+    // respond); it becomes an INTERNAL envelope, its message kept out of it.
+    let provided =
+        std::panic::catch_unwind(AssertUnwindSafe(|| inner.context.context(&request_view)))
+            .unwrap_or_else(|_| {
+                Err(ToolError::internal(
+                    "CONTEXT_PROVIDER_PANICKED",
+                    "the server failed unexpectedly while identifying the caller",
+                ))
+            });
+    let ctx = match provided {
+        Ok(ctx) => ctx,
+        // An unknown tool stays a protocol error whoever asks: the registry answers it below,
+        // with an empty context (so its list of usable tools names only uncapped ones).
+        Err(_) if !inner.tools.iter().any(|t| t.name == name) => ToolContext::default(),
+        Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp))),
+    };
+    // Through the raw-text entry point so MCP calls get the registry's proposal limits (size,
+    // depth, value count, number policy) like every other proposal.
+    let arguments = Value::Object(request.arguments.unwrap_or_default());
+    let raw = json!({ "name": name, "arguments": arguments }).to_string();
+    let observation = match inner.registry.prepare_raw(&raw, &ctx) {
+        Ok(Prepared::Ready(call)) => inner.registry.execute(call).await,
+        Ok(Prepared::NeedsApproval(pending)) => {
+            approval::resolve(inner, pending, &rmcp, &ctx).await
+        }
+        Err(rejection) if rejection.observation().code() == Some("UNKNOWN_TOOL") => {
+            // A protocol error, per the spec's error handling section (see the module docs).
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool: {}", truncate(name)),
+                Some(rejection.observation().to_value()),
+            ));
+        }
+        Err(rejection) => rejection.into_observation(),
+    };
+    Ok(result(inner, &observation))
+}
+
+/// The MCP result for an envelope: `structuredContent` is the envelope, `isError` is `!ok`,
+/// plus one text block.
+pub(super) fn result(inner: &Inner, observation: &Observation) -> CallToolResult {
+    let envelope = observation.to_value();
+    let text = match inner.text {
+        TextContent::PromptBlock => observation.to_prompt_block(),
+        TextContent::Json => envelope.to_string(),
+    };
+    let mut result = if observation.ok {
+        CallToolResult::structured(envelope)
+    } else {
+        CallToolResult::structured_error(envelope)
+    };
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// The envelope for a call the host's context provider refused.
+fn refused(
+    inner: &Inner,
+    name: &str,
+    err: ToolError,
+    rmcp: &RequestContext<RoleServer>,
+) -> Observation {
+    tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider");
+    let contract = inner
+        .registry
+        .contracts()
+        .into_iter()
+        .find(|c| c.name == name);
+    let meta = Meta {
+        tool: Cow::Owned(truncate(name)),
+        tool_version: contract.map(|c| Cow::Borrowed(c.version.as_str())),
+        // The registry numbers only calls it saw; this one never reached it.
+        call_id: format!("mcp_{}", rmcp.id),
+        latency_ms: 0,
+        attempts: 0,
+        fingerprint: contract.map(|c| Cow::Borrowed(c.fingerprint.contract_sha256.as_str())),
+        idempotency: None,
+    };
+    let source = format!("tool://{}", truncate(name));
+    Observation::failure(err, meta, Provenance::untrusted(source, None))
+}
+
+/// Names echoed back are cut to MCP's 128 chars: the client controls them.
+fn truncate(name: &str) -> String {
+    name.chars()
+        .take(crate::export::mcp::MAX_NAME_LEN)
+        .collect()
+}

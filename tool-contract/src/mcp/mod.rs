@@ -1,0 +1,446 @@
+//! Serve a [`Registry`] to MCP hosts, over stdio and streamable HTTP (feature `mcp`).
+//!
+//! Built on [`rmcp`], the official Rust MCP SDK: it owns the protocol (JSON-RPC framing, the
+//! `initialize` handshake, version negotiation, sessions, the HTTP transport's Host/Origin checks)
+//! so this module only maps MCP requests onto the pipeline. [`McpServer`] implements rmcp's
+//! `ServerHandler` by hand:
+//!
+//! * `tools/list` returns [`export::mcp::tools_list`](crate::export::mcp::tools_list): input
+//!   schemas, the envelope `outputSchema`, annotations from the effect class, version and
+//!   fingerprint in `_meta`.
+//! * `tools/call` runs the whole pipeline, exactly as [`Registry::handle`] does, with a
+//!   [`ToolContext`] built by **your** [`ContextProvider`] from the MCP request (transport, HTTP
+//!   headers, client identity). The model's arguments never fill it.
+//!
+//! | outcome | `tools/call` answer |
+//! |---|---|
+//! | success | `isError: false`, `structuredContent` = the success envelope |
+//! | any tool error (bad arguments, capability missing, timeout, ...) | `isError: true`, `structuredContent` = the error envelope |
+//! | needs approval, client declared form `elicitation` | the client's user is asked: approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
+//! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `not_asked_because` and `how_to_approve` in `safe_details` |
+//! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
+//!
+//! Every result also carries one text content block (see [`TextContent`]), because MCP asks
+//! servers that return `structuredContent` to return it as text too, for clients that read only
+//! `content`.
+//!
+//! **Why an unknown tool is a protocol error.** The MCP spec (2025-06-18 and 2025-11-25, "Error
+//! Handling") lists unknown tools among *protocol errors*, and *tool execution errors*
+//! (`isError: true`) for failures of a tool that exists, including invalid arguments, which the
+//! model can repair. A host only calls tools it listed, so an unknown name is a client bug or a
+//! stale list, not something the model fixes; the envelope still rides in the error's `data`.
+//!
+//! **Cancellation.** A client's `notifications/cancelled` stops a call that is still waiting
+//! for approval (nothing has run), but not one already executing: the pipeline finishes it,
+//! within the tool's timeouts, so a write is never cut off half-way; the client discards the
+//! late result.
+//!
+//! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
+//! revision forbids server-to-client requests, which approval by elicitation relies on.
+//!
+//! ```no_run
+//! use tool_contract::mcp::{McpRequest, McpServer};
+//! use tool_contract::{Registry, ToolContext, ToolError};
+//! # async fn run(registry: Registry) -> Result<(), Box<dyn std::error::Error>> {
+//! // The host decides who is calling: here, one local user for the stdio session.
+//! let server = McpServer::new(registry, |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
+//!     Ok(ToolContext::builder()
+//!         .principal("user:kim")
+//!         .tenant("acme")
+//!         .capabilities(["documents:search"])
+//!         .build())
+//! });
+//! server.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+mod approval;
+mod call;
+mod http;
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::registry::Registry;
+
+pub use self::http::{HttpConfig, HttpServer, McpHttpService, ShutdownHandle};
+
+/// Builds the trusted [`ToolContext`] of one MCP `tools/call` (and decides who may call at all).
+///
+/// It sees the MCP request (transport, HTTP headers, client identity, request `_meta`), never
+/// the model's arguments. Return an error to refuse the call; it reaches the client as an
+/// `isError: true` envelope, e.g. `UNAUTHORIZED` when a bearer token is missing.
+///
+/// Closures `Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError>` implement it. It runs once
+/// per `tools/call` (not for `tools/list`), synchronously and on the request's task: keep it
+/// cheap, and do slow work such as token introspection in a tower layer in front of
+/// [`McpServer::http_service`], which can leave its result in the request extensions
+/// ([`McpRequest::http_parts`]).
+/// A panic in it becomes an `INTERNAL` / `CONTEXT_PROVIDER_PANICKED` envelope.
+///
+/// ```
+/// use tool_contract::mcp::{ContextProvider, McpRequest};
+/// use tool_contract::{ToolContext, ToolError};
+///
+/// fn from_http(req: &McpRequest<'_>) -> Result<ToolContext, ToolError> {
+///     let user = req
+///         .http_header("x-user")
+///         .ok_or_else(|| ToolError::unauthorized("NO_USER", "the request names no user"))?;
+///     Ok(ToolContext::builder().principal(user).tenant("acme").build())
+/// }
+/// fn assert_provider(_: impl ContextProvider) {}
+/// assert_provider(from_http);
+/// ```
+pub trait ContextProvider: Send + Sync + 'static {
+    /// The context for `request`, or the error that refuses it.
+    fn context(&self, request: &McpRequest<'_>) -> Result<ToolContext, ToolError>;
+}
+
+impl<F> ContextProvider for F
+where
+    F: Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError> + Send + Sync + 'static,
+{
+    fn context(&self, request: &McpRequest<'_>) -> Result<ToolContext, ToolError> {
+        self(request)
+    }
+}
+
+/// Which transport a request came over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A byte stream: stdio, or whatever [`McpServer::serve`] was given.
+    Stream,
+    /// Streamable HTTP; [`McpRequest::http_header`] reads the request's headers.
+    Http,
+}
+
+/// What a [`ContextProvider`] may look at: the MCP side of one `tools/call`.
+pub struct McpRequest<'a> {
+    tool: &'a str,
+    rmcp: &'a RequestContext<RoleServer>,
+}
+
+impl<'a> McpRequest<'a> {
+    /// The tool name the client asked for (not yet checked against the registry).
+    pub fn tool(&self) -> &str {
+        self.tool
+    }
+
+    /// The transport the request came over.
+    pub fn transport(&self) -> Transport {
+        if self.http_parts().is_some() {
+            Transport::Http
+        } else {
+            Transport::Stream
+        }
+    }
+
+    /// The client's self-declared name and version from `initialize`: useful for logs, never
+    /// proof of identity.
+    pub fn client_info(&self) -> Option<Implementation> {
+        self.rmcp.client_info()
+    }
+
+    /// An HTTP request header, when the request came over streamable HTTP and the header is
+    /// valid UTF-8.
+    pub fn http_header(&self, name: &str) -> Option<&str> {
+        self.http_parts()?.headers.get(name)?.to_str().ok()
+    }
+
+    /// The HTTP request head (method, URI, headers, extensions such as auth data added by a
+    /// tower layer), for streamable HTTP.
+    pub fn http_parts(&self) -> Option<&'a ::http::request::Parts> {
+        self.rmcp.extensions.get::<::http::request::Parts>()
+    }
+
+    /// rmcp's whole request context, for anything else (request `_meta`, the peer).
+    pub fn rmcp_context(&self) -> &'a RequestContext<RoleServer> {
+        self.rmcp
+    }
+}
+
+impl fmt::Debug for McpRequest<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpRequest")
+            .field("tool", &self.tool)
+            .field("transport", &self.transport())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the one text content block of a `tools/call` result holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TextContent {
+    /// [`Observation::to_prompt_block`](crate::Observation::to_prompt_block): the envelope
+    /// JSON inside `<tool_result trust="untrusted" ...>`, escaped so nothing inside can close
+    /// the tag. The default, because many hosts hand `content` (not `structuredContent`) to the
+    /// model, and the tag is what tells it the result is data, not instructions.
+    #[default]
+    PromptBlock,
+    /// The envelope JSON alone, as the MCP spec suggests for clients that parse the text.
+    Json,
+}
+
+/// Serves a [`Registry`] over MCP. Cheap to clone: HTTP sessions share one registry.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Registry,
+    context: Box<dyn ContextProvider>,
+    info: Implementation,
+    instructions: Option<String>,
+    text: TextContent,
+    how_to_approve: Cow<'static, str>,
+    elicitation: bool,
+    approval_timeout: Duration,
+    tools: Vec<Tool>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.inner.registry)
+            .field("server", &self.inner.info.name)
+            .field("text", &self.inner.text)
+            .field("elicitation", &self.inner.elicitation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures an [`McpServer`]; from [`McpServer::builder`].
+pub struct McpServerBuilder {
+    inner: Inner,
+}
+
+impl fmt::Debug for McpServerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServerBuilder")
+            .field("server", &self.inner.info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+const DEFAULT_HOW_TO_APPROVE: &str = "This call needs a human's approval before it runs, and \
+    the MCP client could not be asked for it (see not_asked_because). An operator must approve \
+    the digest out of band with the host's approval tool; until then, do not retry the call.";
+
+impl McpServer {
+    /// A server for `registry` with the default settings, whose calls run with the context
+    /// `context` builds.
+    pub fn new(registry: Registry, context: impl ContextProvider) -> Self {
+        Self::builder(registry, context).build()
+    }
+
+    /// Starts configuring a server for `registry`. It names itself `tool-contract` with this
+    /// crate's version unless [`server_info`](McpServerBuilder::server_info) says otherwise.
+    pub fn builder(registry: Registry, context: impl ContextProvider) -> McpServerBuilder {
+        McpServerBuilder {
+            inner: Inner {
+                registry,
+                context: Box::new(context),
+                info: Implementation::new("tool-contract", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                text: TextContent::default(),
+                how_to_approve: Cow::Borrowed(DEFAULT_HOW_TO_APPROVE),
+                elicitation: true,
+                approval_timeout: approval::DEFAULT_APPROVAL_TIMEOUT,
+                tools: Vec::new(),
+            },
+        }
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
+    }
+
+    /// Serves one MCP session over stdin/stdout until the client closes it.
+    ///
+    /// Nothing else may write to stdout meanwhile: log to stderr.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        self.serve(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one MCP session over any byte stream (a pipe, a Unix socket, an in-memory
+    /// duplex in tests) until the peer closes it.
+    pub async fn serve<R, W>(self, read: R, write: W) -> Result<(), ServeError>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = ServiceExt::serve(self, (read, write))
+            .await
+            .map_err(|e| ServeError(e.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|e| ServeError(e.to_string()))
+    }
+
+    /// Binds streamable HTTP on `config`'s address (loopback by default);
+    /// [`HttpServer::run`] then serves until shut down.
+    pub async fn bind_http(self, config: HttpConfig) -> std::io::Result<HttpServer> {
+        HttpServer::bind(self, config).await
+    }
+
+    /// The streamable HTTP endpoint as a tower `Service` (rmcp's), to mount in your own HTTP
+    /// stack (an axum route, a hyper server) behind your own layers, e.g. authentication that
+    /// leaves the user in the request extensions for the [`ContextProvider`]. Of `config` only
+    /// the allowed `Host` names apply; address and path are your router's. The handle closes
+    /// the open sessions when your server stops.
+    pub fn http_service(self, config: &HttpConfig) -> (McpHttpService, ShutdownHandle) {
+        let shutdown = CancellationToken::new();
+        let service = http::service(self, config.allowed_hosts.clone(), shutdown.clone());
+        (service, ShutdownHandle(shutdown))
+    }
+}
+
+impl McpServerBuilder {
+    /// The name and version the server reports in `initialize` (`serverInfo`).
+    #[must_use]
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.inner.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the host's model, sent in `initialize`.
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.inner.instructions = Some(text.into());
+        self
+    }
+
+    /// What the text content block holds; [`TextContent::PromptBlock`] by default.
+    #[must_use]
+    pub fn text_content(mut self, text: TextContent) -> Self {
+        self.inner.text = text;
+        self
+    }
+
+    /// The sentence put in `safe_details.how_to_approve` of an `APPROVAL_REQUIRED` envelope
+    /// when the client cannot be asked: tell the model (and the user reading along) how your
+    /// operators approve a digest out of band.
+    #[must_use]
+    pub fn how_to_approve(mut self, text: impl Into<Cow<'static, str>>) -> Self {
+        self.inner.how_to_approve = text.into();
+        self
+    }
+
+    /// Whether to ask for approval through MCP elicitation when the client declared it (on by
+    /// default). Off, every approval goes out of band.
+    #[must_use]
+    pub fn elicitation(mut self, on: bool) -> Self {
+        self.inner.elicitation = on;
+        self
+    }
+
+    /// How long to wait for the user's answer to an approval request (5 minutes by default,
+    /// and never past the call's deadline); without an answer the call stays unapproved.
+    #[must_use]
+    pub fn approval_timeout(mut self, timeout: Duration) -> Self {
+        self.inner.approval_timeout = timeout;
+        self
+    }
+
+    /// The server; its `tools/list` is computed here, once: the registry is immutable.
+    pub fn build(mut self) -> McpServer {
+        self.inner.tools = tools(&self.inner.registry);
+        McpServer {
+            inner: Arc::new(self.inner),
+        }
+    }
+}
+
+/// The `tools/list` entries as rmcp's types.
+fn tools(registry: &Registry) -> Vec<Tool> {
+    let list = crate::export::mcp::tools_list(registry);
+    let entries = match list {
+        serde_json::Value::Object(mut map) => map.remove("tools"),
+        _ => None,
+    };
+    let Some(serde_json::Value::Array(entries)) = entries else {
+        return Vec::new();
+    };
+    entries
+        .into_iter()
+        .filter_map(|entry| match serde_json::from_value::<Tool>(entry) {
+            Ok(tool) => Some(tool),
+            Err(err) => {
+                // Cannot happen for entries `tool_entry` builds; never hide it silently.
+                tracing::error!(error = %err, "tool entry does not fit MCP's Tool type; not listed");
+                None
+            }
+        })
+        .collect()
+}
+
+/// Serving failed before or while the session ran (handshake refused, transport broken).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeError(String);
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MCP session failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// The newest protocol revision served; see the module docs.
+const MAX_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.inner.info.clone())
+            .with_protocol_version(MAX_PROTOCOL);
+        if let Some(text) = &self.inner.instructions {
+            config = config.with_instructions(text.clone());
+        }
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        call::call_tool(&self.inner, request, context)
+            .await
+            .map(CallToolResponse::from)
+    }
+}
