@@ -22,6 +22,11 @@
 //! | `APPROVAL_GRANT_CONSUMED` | already used: a grant releases one execution |
 //! | `APPROVAL_DENIED` | the approver said no |
 //!
+//! The grant is consumed only when the call will really run: a call the deadline, the budget
+//! or its idempotency key stops (a replay, a conflict, "in progress") leaves the grant unused.
+//! The digest covers the arguments, not a host-supplied idempotency key: the host, not the
+//! model, chooses that key.
+//!
 //! The digest leaves out the call id, so a model that proposes the same call again (with its
 //! keys in another order, say) meets the same digest, and a grant given for the first proposal
 //! releases the second one.
@@ -307,7 +312,8 @@ pub(crate) fn random_id() -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
+    // Only lower-case hex, as `hex` writes it: one spelling per MAC.
+    if !s.len().is_multiple_of(2) || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         return None;
     }
     (0..s.len())
@@ -348,6 +354,12 @@ mod tests {
         assert!(!key.verify(&bad));
         bad.mac = "nonsense".into();
         assert!(!key.verify(&bad));
+        // One spelling only: `from_str_radix` alone would take "+f" for "0f".
+        let hex_tag = grant.mac.strip_prefix("hmac-sha256:").unwrap();
+        for respelled in [hex_tag.to_uppercase(), format!("+{}", &hex_tag[1..])] {
+            bad.mac = format!("hmac-sha256:{respelled}");
+            assert!(!key.verify(&bad), "{respelled}");
+        }
     }
 
     #[test]

@@ -5,6 +5,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The latest time any store keeps: `i64::MAX` milliseconds (SQL `BIGINT`), some 292 million
+/// years away. A "forever" retention or TTL is capped here instead of failing in the database.
+pub const FOREVER_MS: u64 = i64::MAX as u64;
+
+/// `now + after`, capped at [`FOREVER_MS`].
+pub(crate) fn later(now_ms: u64, after_ms: u64) -> u64 {
+    now_ms.saturating_add(after_ms).min(FOREVER_MS)
+}
+
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 ///
 /// Stores never read a clock themselves: the pipeline passes `now_ms` into every store call, so

@@ -38,6 +38,9 @@ pub struct PreparedCall {
     pub(crate) gates: &'static [&'static str],
     pub(crate) record: Option<ProposalRecord>,
     pub(crate) received_at_ms: u64,
+    /// Whether the idempotency key was already claimed (by an approval, before it consumed
+    /// its grant) or is still to be claimed by the executor.
+    pub(crate) claim: crate::idempotency::ClaimState,
 }
 
 impl PreparedCall {
@@ -134,11 +137,14 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     // The cold awaits (idempotency store, timer, backoff) are boxed: inline, their states
     // made every call's future several KiB, and a future is copied each time it is moved
     // (into the runtime, into `instrument`); a key-less call must not pay for the store.
-    let begun = if call.ctx.idempotency_key().is_some() {
-        let args = call.args.get(&entry.plan);
-        Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
-    } else {
-        Ok(None)
+    let begun = match std::mem::take(&mut call.claim) {
+        crate::idempotency::ClaimState::Claimed(held) => Ok(held),
+        crate::idempotency::ClaimState::Early(early) => Err(early),
+        crate::idempotency::ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
+            let args = call.args.get(&entry.plan);
+            Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
+        }
+        crate::idempotency::ClaimState::Pending => Ok(None),
     };
     let held = match begun {
         Ok(held) => held,
@@ -173,6 +179,11 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
     let mut stage = "execute";
     let mut last_err: Option<ToolError> = None;
 
+    // Whether any attempt reached the handler, and whether any attempt ended in a way that may
+    // have had its effect: a later attempt's error must not release a key an earlier one
+    // may have used.
+    let mut handler_ran = false;
+    let mut ambiguous = false;
     let result: Result<Output, ToolError> = loop {
         attempt += 1;
         // A call prepared in time may be executed late: nothing starts after the deadline.
@@ -228,6 +239,8 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                 }),
         };
         let t0 = tokio::time::Instant::now();
+        let ran_now = decoded.is_ok();
+        handler_ran |= ran_now;
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
@@ -281,6 +294,9 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
             Ok(value) => break Ok(value),
             Err(err) => err,
         };
+        ambiguous |= ran_now
+            && crate::idempotency::disposition(Some(&err), true)
+                == crate::idempotency::Disposition::Hold;
         let retryable = err.retryable() && !never_retried(err.category());
         if !retryable || attempt >= c.retry.max_attempts {
             break Err(err);
@@ -369,7 +385,11 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         }
     };
     if let Some(held) = held {
-        let disposition = crate::idempotency::disposition(observation.error.as_ref(), attempt > 0);
+        let mut disposition =
+            crate::idempotency::disposition(observation.error.as_ref(), handler_ran);
+        if ambiguous && disposition == crate::idempotency::Disposition::Release {
+            disposition = crate::idempotency::Disposition::Hold;
+        }
         Box::pin(crate::idempotency::end(
             inner,
             held,

@@ -168,7 +168,8 @@ impl IdempotencyKey {
     /// Longest accepted key, in bytes.
     pub const MAX_LEN: usize = 255;
 
-    /// Validates a key: 1..=255 printable ASCII characters.
+    /// Validates a key: 1..=255 visible ASCII characters (letters, digits, punctuation; no
+    /// spaces or control characters).
     pub fn new(key: impl Into<Arc<str>>) -> Result<Self, ToolError> {
         let key = key.into();
         let ok = !key.is_empty()
@@ -179,7 +180,7 @@ impl IdempotencyKey {
         } else {
             Err(ToolError::invalid_input(
                 "IDEMPOTENCY_KEY_INVALID",
-                "an idempotency key must be 1 to 255 printable ASCII characters",
+                "an idempotency key must be 1 to 255 visible ASCII characters (no spaces)",
             ))
         }
     }

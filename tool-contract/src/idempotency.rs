@@ -6,7 +6,7 @@
 //! A key comes from the contract's source: an args field marked `#[tool(idempotency_key)]`, a
 //! canonical hash of named fields (`idempotency(from = [...])`), or the host
 //! (`idempotency(host)`, [`ToolContextBuilder::idempotency_key`](crate::ToolContextBuilder::idempotency_key)).
-//! A key is 1..=255 printable ASCII characters, else `INVALID_INPUT` /
+//! A key is 1..=255 visible ASCII characters (no spaces), else `INVALID_INPUT` /
 //! `IDEMPOTENCY_KEY_INVALID`. The store never sees the bare key: records are filed under a
 //! digest of (tenant, principal, tool, version, key), so two tenants, two users or two
 //! versions never share a record.
@@ -24,7 +24,8 @@
 //! | any live record, other arguments | `CONFLICT` / `IDEMPOTENCY_KEY_REUSED`; nothing runs |
 //! | a running claim, same arguments | `CONFLICT` / `IDEMPOTENCY_IN_PROGRESS`, retryable |
 //! | a claim whose lease ended, same arguments | runs again (the downstream sees the same key) |
-//! | no answer (store down) | `TRANSIENT` / `STORE_UNAVAILABLE`; nothing runs (fail closed) |
+//! | no answer within 5 s (store down) | `TRANSIENT` / `STORE_UNAVAILABLE`; nothing runs (fail closed) |
+//! | a completed record that no longer parses | `INTERNAL` / `IDEMPOTENCY_RECORD_UNREADABLE`; nothing runs |
 //!
 //! After the handler:
 //!
@@ -34,12 +35,20 @@
 //! * an error the handler marked [`before_effect`](ToolError::before_effect), or a call that
 //!   never reached its handler (deadline, budget), releases the key at once;
 //! * a timeout, a panic, an unmarked `TRANSIENT` or `INTERNAL` error, or a caller that went
-//!   away is **ambiguous**: the effect may have happened, so the key stays held until its
+//!   away, in *any* attempt of the call (a later attempt's marked error does not undo an
+//!   earlier ambiguous one), is **ambiguous**: the effect may have happened, so the key stays held until its
 //!   lease ends. Later calls get `IDEMPOTENCY_IN_PROGRESS` until then, and the run after that
 //!   passes the same key downstream (take the [`IdempotencyKey`] extractor and hand it to the
 //!   downstream API: that closes the crash window between "executed" and "recorded");
 //! * any other error (`NOT_FOUND`, `CONFLICT`, ...) is a definite answer and is recorded and
 //!   replayed like a success.
+//!
+//! Records are scoped by tool version: a deploy of a new version while a retry is in flight
+//! runs the write again under the new version (pass the key downstream to catch that too).
+//! Leases and retention are compared across replicas, so replicas sharing a store need clocks
+//! that agree to well within the lease grace (default 30 s; NTP does that). Expired records
+//! are swept by the in-memory store as it grows; call
+//! [`Registry::purge_expired`](crate::Registry::purge_expired) now and then with a durable one.
 //!
 //! If recording fails after a successful effect, the caller still gets the real result and the
 //! claim stays held until its lease ends, so an immediate retry is `IDEMPOTENCY_IN_PROGRESS`,
@@ -53,7 +62,7 @@ use crate::approval::random_id;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ErrorCategory;
 use crate::registry::Inner;
-use crate::store::{Claim, ClaimRequest, IdempotencyStore};
+use crate::store::{Claim, ClaimRequest, IdempotencyStore, StoreError};
 
 use crate::context::ToolContext;
 use crate::contract::{IdempotencySource, ToolContract};
@@ -64,7 +73,7 @@ use std::sync::Arc;
 
 /// Resolves the key of one call from its validated arguments (defaults applied) and context.
 ///
-/// * `Field`: the field's string value (validated: 1..=255 printable ASCII);
+/// * `Field`: the field's string value (validated: 1..=255 visible ASCII);
 /// * `Derived`: `sha256:` of the canonical JSON of `{tool, tenant, principal, args: {fields}}`,
 ///   so equal requests get equal keys and two tenants never share one;
 /// * `Host`: the key the host put in the [`ToolContext`].
@@ -210,12 +219,62 @@ fn claim_token() -> String {
 
 /// The longest a call can run: every attempt's timeout and the longest waits between them.
 fn longest_run_ms(contract: &ToolContract) -> u64 {
-    let attempts = u64::from(contract.retry.max_attempts.max(1));
-    let wait = contract.retry.max_backoff_ms.max(60_000);
+    let retry = &contract.retry;
+    let attempts = u64::from(retry.max_attempts.max(1));
+    // The executor's longest wait: its exponential backoff (capped when a cap is set), or a
+    // `retry_after_ms` of up to a minute (or the cap), whichever is longer.
+    let exp = retry
+        .backoff_ms
+        .saturating_mul(1u64 << (attempts.saturating_sub(2)).min(20));
+    let backoff = if retry.max_backoff_ms > 0 {
+        exp.min(retry.max_backoff_ms)
+    } else {
+        exp
+    };
+    let wait = backoff.max(retry.max_backoff_ms.max(60_000));
     contract
         .timeout_ms
         .saturating_mul(attempts)
         .saturating_add(wait.saturating_mul(attempts - 1))
+}
+
+/// How long one store call may take before the pipeline treats the store as unavailable.
+const STORE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs one store call under the store timeout (and never past the call's deadline): a
+/// store that stops answering fails closed instead of holding the call open.
+pub(crate) async fn bounded<T>(
+    deadline: Option<tokio::time::Instant>,
+    call: impl std::future::Future<Output = Result<T, StoreError>>,
+) -> Result<T, StoreError> {
+    let limit = match deadline {
+        Some(d) => STORE_TIMEOUT.min(d.saturating_duration_since(tokio::time::Instant::now())),
+        None => STORE_TIMEOUT,
+    };
+    match tokio::time::timeout(limit, call).await {
+        Ok(result) => result,
+        Err(_) => Err(StoreError::new("the store did not answer in time")),
+    }
+}
+
+/// Whether the executor still has to claim the call's key.
+#[derive(Default)]
+pub(crate) enum ClaimState {
+    /// The executor claims it.
+    #[default]
+    Pending,
+    /// Already claimed (before an approval grant was consumed).
+    Claimed(Option<Held>),
+    /// Already decided that the call ends before its handler.
+    Early(Early),
+}
+
+/// Releases a claim that will not be used (an approval refused after the claim).
+pub(crate) async fn release(inner: &Inner, ctx: &ToolContext, held: Held) {
+    let store = &inner.idempotency.store;
+    if let Err(e) = bounded(ctx.deadline(), store.release(&held.key, &held.token)).await {
+        tracing::warn!(error = %e, "idempotency claim not released; it ends with its lease");
+    }
 }
 
 /// Claims the call's key, if it has one.
@@ -236,18 +295,19 @@ pub(crate) async fn begin(
     let args_hash = sha256_canonical(args);
     let token = claim_token();
     let now = inner.clock.now_ms();
-    let lease_until_ms = now
-        .saturating_add(longest_run_ms(contract))
-        .saturating_add(cfg.lease_grace_ms);
+    let lease_until_ms = crate::clock::later(
+        now,
+        longest_run_ms(contract).saturating_add(cfg.lease_grace_ms),
+    );
     let req = ClaimRequest {
         key: &scoped,
         args_hash: &args_hash,
         token: &token,
         now_ms: now,
         lease_until_ms,
-        expires_at_ms: now.saturating_add(cfg.retention_ms).max(lease_until_ms),
+        expires_at_ms: crate::clock::later(now, cfg.retention_ms).max(lease_until_ms),
     };
-    match cfg.store.claim(req).await {
+    match bounded(ctx.deadline(), cfg.store.claim(req)).await {
         Ok(Claim::Acquired) => Ok(Some(Held { key: scoped, token })),
         Ok(Claim::Replay(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
             Ok(obs) => Err(Early::Replay(Box::new(obs))),
@@ -325,22 +385,29 @@ pub(crate) async fn end(
             diagnostics
                 .push("idempotency: outcome ambiguous, key held until its lease ends".into());
         }
+        // Settling runs even past the call's deadline: the effect is done, and recording it
+        // is what keeps a retry from repeating it.
         Disposition::Release => {
-            if let Err(e) = store.release(&held.key, &held.token).await {
+            if let Err(e) = bounded(None, store.release(&held.key, &held.token)).await {
                 tracing::warn!(error = %e, "idempotency claim not released");
                 diagnostics
                     .push("idempotency: release failed, key held until its lease ends".into());
             }
         }
         Disposition::Complete => {
-            let envelope = serde_json::to_string(observation).unwrap_or_default();
-            let expires = inner
-                .clock
-                .now_ms()
-                .saturating_add(inner.idempotency.retention_ms);
-            match store
-                .complete(&held.key, &held.token, &envelope, expires)
-                .await
+            let Ok(envelope) = serde_json::to_string(observation) else {
+                diagnostics.push(
+                    "idempotency: the envelope could not be recorded, key held until its lease ends"
+                        .into(),
+                );
+                return;
+            };
+            let expires = crate::clock::later(inner.clock.now_ms(), inner.idempotency.retention_ms);
+            match bounded(
+                None,
+                store.complete(&held.key, &held.token, &envelope, expires),
+            )
+            .await
             {
                 Ok(true) => diagnostics.push("idempotency: result recorded".into()),
                 Ok(false) => diagnostics

@@ -730,6 +730,7 @@ impl Registry {
             gates: GATES,
             record,
             received_at_ms,
+            claim: crate::idempotency::ClaimState::Pending,
         };
         Ok(match subject {
             Some(subject) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
@@ -772,7 +773,7 @@ impl Registry {
             tenant: subject.tenant.clone(),
             approver: approver.chars().take(256).collect(),
             issued_at_ms: now,
-            expires_at_ms: now.saturating_add(self.inner.approval_ttl_ms),
+            expires_at_ms: crate::clock::later(now, self.inner.approval_ttl_ms),
         })
     }
 
@@ -841,27 +842,64 @@ impl Registry {
             Ok(r) => call.reservation = r,
             Err(err) => return self.refuse_prepared(call, err),
         }
-        match self
-            .inner
-            .approvals
-            .consume_grant(grant.grant_id(), grant.expires_at_ms(), now)
-            .await
-        {
-            Ok(true) => {}
-            Ok(false) => {
-                let err = ToolError::policy_denied(
-                    "APPROVAL_GRANT_CONSUMED",
-                    "the approval grant was already used; each grant releases one execution",
-                );
-                return self.refuse_prepared(call, err);
+        // The idempotency key too: a call that will be a replay, a conflict or "in progress"
+        // runs nothing, so it leaves the grant for the call that will.
+        let claimed = if call.ctx.idempotency_key().is_some() {
+            let args = call.args.get(&call.entry.plan);
+            crate::idempotency::begin(&self.inner, call.entry.contract, &call.ctx, args).await
+        } else {
+            Ok(None)
+        };
+        let held = match claimed {
+            Ok(held) => held,
+            Err(early) => {
+                call.claim = crate::idempotency::ClaimState::Early(early);
+                return self.execute(call).await;
             }
+        };
+        let consumed = crate::idempotency::bounded(
+            call.ctx.deadline(),
+            self.inner
+                .approvals
+                .consume_grant(grant.grant_id(), grant.expires_at_ms(), now),
+        )
+        .await;
+        let refused = match consumed {
+            Ok(true) => None,
+            Ok(false) => Some(ToolError::policy_denied(
+                "APPROVAL_GRANT_CONSUMED",
+                "the approval grant was already used; each grant releases one execution",
+            )),
             Err(e) => {
                 tracing::warn!(error = %e, "approval store unavailable");
-                return self.refuse_prepared(call, crate::idempotency::store_unavailable());
+                Some(crate::idempotency::store_unavailable())
             }
+        };
+        if let Some(err) = refused {
+            if let Some(held) = held {
+                crate::idempotency::release(&self.inner, &call.ctx, held).await;
+            }
+            return self.refuse_prepared(call, err);
         }
+        call.claim = crate::idempotency::ClaimState::Claimed(held);
         call.gates = GATES_APPROVED;
         self.execute(call).await
+    }
+
+    /// Deletes idempotency records past their retention and the marks of grants that expired
+    /// more than an hour ago (the hour covers replicas whose clocks run behind); returns how
+    /// many. Run it now and then (e.g. hourly) with a durable store; the in-memory store also
+    /// sweeps by itself as it grows.
+    pub async fn purge_expired(&self) -> Result<u64, crate::store::StoreError> {
+        const GRANT_MARK_MARGIN_MS: u64 = 60 * 60 * 1000;
+        let now = self.inner.clock.now_ms();
+        let records = self.inner.idempotency.store.purge_expired(now).await?;
+        let marks = self
+            .inner
+            .approvals
+            .purge_consumed_grants(now.saturating_sub(GRANT_MARK_MARGIN_MS))
+            .await?;
+        Ok(records + marks)
     }
 
     /// A prepared call refused at the approval stage: envelope and receipt, nothing run.

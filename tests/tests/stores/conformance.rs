@@ -166,6 +166,38 @@ pub async fn notify_team(
     })
 }
 
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct TransferCreditArgs {
+    /// The receiving account.
+    #[schemars(length(min = 1, max = 64))]
+    pub to: String,
+    /// Credit to move, in cents.
+    #[schemars(range(min = 1, max = 100000))]
+    pub cents: u32,
+}
+
+/// Moves store credit to another account. It cannot be undone; every call needs approval.
+#[tool(
+    version = "1.0.0",
+    effect = "irreversible_write",
+    timeout_ms = 100,
+    approval,
+    idempotency(host)
+)]
+pub async fn transfer_credit(
+    args: TransferCreditArgs,
+    key: IdempotencyKey,
+    pager: State<Pager>,
+) -> Result<Paged, ToolError> {
+    pager.keys.lock().unwrap().push(key.to_string());
+    let sequence = pager.sent.fetch_add(1, Ordering::SeqCst) + 1;
+    Ok(Paged {
+        sequence,
+        request_id: args.to,
+    })
+}
+
 /// A store that keeps its claims but cannot record results: the crash window between
 /// "executed" and "recorded".
 pub struct CannotRecord<S>(pub S);
@@ -214,6 +246,7 @@ fn fixture(idempotency: impl IdempotencyStore, approvals: impl ApprovalStore) ->
     let registry = Registry::builder()
         .tool(SendEmail)
         .tool(NotifyTeam)
+        .tool(TransferCredit)
         .idempotency_store(idempotency)
         .approval_store(approvals)
         .approval_key(ApprovalKey::new(&[42u8; 32]).unwrap())
@@ -472,8 +505,20 @@ pub async fn retention_end_forgets_the_result<B: Backend>(backend: &B) {
 }
 
 pub async fn one_grant_releases_one_of_a_hundred_executions<B: Backend>(backend: &B) {
+    // The host chooses a new key for each execution, so the idempotency store lets every one
+    // through and only the grant's single use stands between them.
+    const TRANSFER: &str =
+        r#"{"name": "transfer_credit", "arguments": {"to": "acct-7", "cents": 500}}"#;
     let fx = Arc::new(shared(fresh_or_skip!(backend, fresh)));
-    let Ok(Prepared::NeedsApproval(first)) = fx.registry.prepare_raw(EMAIL, &fx.ctx("acme")) else {
+    let keyed = |i: usize| {
+        ToolContext::builder()
+            .tenant("acme")
+            .principal("user:kim")
+            .state(fx.pager.clone())
+            .idempotency_key(IdempotencyKey::new(format!("transfer-{i}")).unwrap())
+            .build()
+    };
+    let Ok(Prepared::NeedsApproval(first)) = fx.registry.prepare_raw(TRANSFER, &keyed(0)) else {
         panic!()
     };
     let grant = Arc::new(fx.registry.grant(&first, "user:lee"));
@@ -481,15 +526,15 @@ pub async fn one_grant_releases_one_of_a_hundred_executions<B: Backend>(backend:
     let mut tasks = Vec::new();
     for i in 0..100 {
         let (fx, grant) = (Arc::clone(&fx), Arc::clone(&grant));
+        let ctx = keyed(i);
         tasks.push(tokio::spawn(async move {
-            // Each proposal is a new request with its keys in another order: same digest.
+            // Each proposal is a new request, half with keys in another order: same digest.
             let raw = if i % 2 == 0 {
-                EMAIL.to_owned()
+                TRANSFER
             } else {
-                r#"{"arguments": {"body": "The new policy starts on 1 July.", "subject": "Refund policy", "to": "lee@example.com"}, "name": "send_email"}"#.to_owned()
+                r#"{"arguments": {"cents": 500, "to": "acct-7"}, "name": "transfer_credit"}"#
             };
-            let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(&raw, &fx.ctx("acme"))
-            else {
+            let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(raw, &ctx) else {
                 panic!()
             };
             fx.registry.execute_approved(request, &grant).await
@@ -505,5 +550,21 @@ pub async fn one_grant_releases_one_of_a_hundred_executions<B: Backend>(backend:
         }
     }
     assert_eq!(ok, 1, "{}: one grant, one execution", B::NAME);
-    assert_eq!(fx.mail.sent_mail().len(), 1);
+    assert_eq!(fx.pager.sent(), 1);
+    // The refused calls released their keys: each may run later under a grant of its own.
+    let winner = fx.pager.keys()[0].clone();
+    let refused = (0..100)
+        .find(|i| format!("transfer-{i}") != winner)
+        .unwrap();
+    let ctx = keyed(refused);
+    let Ok(Prepared::NeedsApproval(request)) = fx.registry.prepare_raw(TRANSFER, &ctx) else {
+        panic!()
+    };
+    let fresh = fx.registry.grant(&request, "user:lee");
+    let obs = fx.registry.execute_approved(request, &fresh).await;
+    assert!(
+        obs.ok && obs.meta.idempotency.is_none(),
+        "{}",
+        obs.to_value()
+    );
 }

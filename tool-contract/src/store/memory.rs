@@ -42,6 +42,14 @@ pub struct MemoryStore {
     grants: Mutex<HashMap<String, u64>>,
 }
 
+/// Every this many new entries, expired ones are swept, so a long-running process that never
+/// calls `purge_*` keeps only live records (amortized: one sweep per this many inserts).
+const SWEEP_EVERY: usize = 1024;
+
+/// Consumed-grant marks are kept this long past their grant's expiry, so a replica whose clock
+/// runs behind still finds the mark of a grant it would accept.
+const GRANT_MARK_MARGIN_MS: u64 = 60 * 60 * 1000;
+
 impl MemoryStore {
     /// An empty store.
     pub fn new() -> Self {
@@ -67,6 +75,9 @@ impl IdempotencyStore for MemoryStore {
             envelope: None,
         };
         let Some(rec) = records.get_mut(req.key) else {
+            if records.len() % SWEEP_EVERY == SWEEP_EVERY - 1 {
+                records.retain(|_, rec| rec.expires_at_ms > req.now_ms);
+            }
             records.insert(req.key.to_owned(), fresh);
             return Ok(Claim::Acquired);
         };
@@ -132,11 +143,14 @@ impl ApprovalStore for MemoryStore {
         &self,
         grant_id: &str,
         expires_at_ms: u64,
-        _now_ms: u64,
+        now_ms: u64,
     ) -> Result<bool, StoreError> {
         let mut grants = lock(&self.grants);
         if grants.contains_key(grant_id) {
             return Ok(false);
+        }
+        if grants.len() % SWEEP_EVERY == SWEEP_EVERY - 1 {
+            grants.retain(|_, expires| expires.saturating_add(GRANT_MARK_MARGIN_MS) > now_ms);
         }
         grants.insert(grant_id.to_owned(), expires_at_ms);
         Ok(true)

@@ -9,8 +9,9 @@
 //! | `PgStore` | many replicas of a service sharing one database | `postgres` |
 //!
 //! A store only keeps records and decides atomically; the pipeline decides *what* to keep.
-//! Every method takes the time from the pipeline's [`Clock`](crate::clock::Clock), so stores
-//! never compare clocks of different machines.
+//! Every method takes the time from the pipeline's [`Clock`](crate::clock::Clock), so a
+//! database never has to agree with the host about the time. Replicas sharing one store compare
+//! each other's leases, so their clocks must agree to well within the lease grace (NTP does).
 //!
 //! # The record lifecycle
 //!
