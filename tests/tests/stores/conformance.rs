@@ -194,7 +194,7 @@ pub async fn transfer_credit(
     let sequence = pager.sent.fetch_add(1, Ordering::SeqCst) + 1;
     Ok(Paged {
         sequence,
-        request_id: args.to,
+        request_id: format!("{}:{}", args.to, args.cents),
     })
 }
 
