@@ -50,8 +50,11 @@ impl Args {
             let Some((raw, limits)) = &self.source else {
                 return Value::Null;
             };
-            // The fast path accepted this text, so the full parser does too.
-            let mut args = Proposal::parse(raw, limits).map_or(Value::Null, |p| p.arguments);
+            // The fast path accepted this text, so the full parser does too. Were that ever
+            // not so, the raw text stands in: unlike `null`, two different proposals can
+            // never share it, so no hash, digest or derived key could confuse them.
+            let mut args = Proposal::parse(raw, limits)
+                .map_or_else(|_| Value::String(raw.to_string()), |p| p.arguments);
             plan.apply(&mut args);
             args
         })

@@ -24,10 +24,19 @@ fn parse(args: &[String]) -> Result<Mode, String> {
     match args {
         [flag] if flag == "--stdio" => Ok(Mode::Stdio),
         [flag] if flag == "--http" => Ok(Mode::Http(HttpConfig::default())),
-        [flag, addr] if flag == "--http" => addr
-            .parse::<SocketAddr>()
-            .map(|a| Mode::Http(HttpConfig::new(a)))
-            .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8080: {e}")),
+        [flag, addr] if flag == "--http" => {
+            let a = addr
+                .parse::<SocketAddr>()
+                .map_err(|e| format!("`{addr}` is not an address like 127.0.0.1:8080: {e}"))?;
+            // Every caller gets the local user's context: this example must not be reachable
+            // from other machines. A real host authenticates callers in its context provider.
+            if !a.ip().is_loopback() {
+                return Err(format!(
+                    "`{addr}` is not a loopback address; this example serves the local user only (use 127.0.0.1 or [::1])"
+                ));
+            }
+            Ok(Mode::Http(HttpConfig::new(a)))
+        }
         _ => Err(USAGE.to_owned()),
     }
 }

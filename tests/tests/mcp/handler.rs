@@ -545,3 +545,29 @@ async fn an_unknown_tool_is_a_protocol_error_even_when_the_provider_refuses_the_
     assert_eq!(result["structuredContent"]["error"]["code"], "NO_USER");
     client.close().await;
 }
+
+/// A long field the model put first cannot push the recipient out of the approval question.
+#[tokio::test]
+async fn every_argument_is_shown_however_long_another_one_is() {
+    let store = DocumentStore::seeded();
+    let answer = json!({"action": "decline"});
+    let mut client = approving_client(&store, Some(answer)).await;
+    let long = "x".repeat(19_000);
+    let result = client
+        .call(
+            "send_email",
+            json!({"body": long, "subject": "Refund policy", "to": "mallory@acme.test"}),
+        )
+        .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"],
+        "APPROVAL_DENIED"
+    );
+    let message = client.asked[0]["params"]["message"].as_str().unwrap();
+    assert!(message.contains("to: \"mallory@acme.test\""), "{message}");
+    assert!(message.contains("subject: \"Refund policy\""), "{message}");
+    assert!(message.contains("more characters)"), "{message}");
+    assert!(message.len() < 4_000, "{}", message.len());
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}

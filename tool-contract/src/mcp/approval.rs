@@ -26,8 +26,10 @@ use crate::approval::ApprovalRequest;
 use crate::context::ToolContext;
 use crate::envelope::Observation;
 
-/// Arguments longer than this are cut in the question (the digest still covers all of them).
-const MAX_ARGUMENTS_SHOWN: usize = 4000;
+/// Each argument's value is shortened to this many characters in the question.
+const MAX_VALUE_SHOWN: usize = 400;
+/// A question whose arguments take more than this is not asked: the call goes out of band.
+const MAX_ARGUMENTS_SHOWN: usize = 8000;
 
 /// The observation for a call that needs approval.
 pub(super) async fn resolve(
@@ -56,9 +58,16 @@ pub(super) async fn resolve(
     let Ok(requested_schema) = form() else {
         return out_of_band(inner, &request, "the approval form could not be built");
     };
+    let Some(message) = question(&request) else {
+        return out_of_band(
+            inner,
+            &request,
+            "the arguments are too long to show in the client",
+        );
+    };
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message: question(&request),
+        message,
         requested_schema,
     };
     let asked = rmcp
@@ -109,24 +118,47 @@ fn out_of_band(inner: &Inner, request: &ApprovalRequest, why: &str) -> Observati
     observation
 }
 
-/// Who approved: the session's principal, the human at the client.
+/// Who approved, as far as the server can tell: the connected client asserts that its user
+/// said yes. The grant records it as such; a host that needs a stronger approver turns
+/// elicitation off and approves out of band.
 fn approver(ctx: &ToolContext) -> String {
     match ctx.principal() {
-        Some(principal) => format!("{principal} (via MCP elicitation)"),
-        None => "unknown MCP client user (via MCP elicitation)".to_owned(),
+        Some(principal) => format!("{principal} (client-asserted, via MCP elicitation)"),
+        None => "unknown MCP client user (client-asserted, via MCP elicitation)".to_owned(),
     }
 }
 
-fn question(request: &ApprovalRequest) -> String {
+/// The question the client's user answers, or `None` when the arguments cannot be shown whole
+/// enough to decide on (then the call goes out of band instead).
+///
+/// Every top-level argument is shown, each value shortened on its own and in key order (not
+/// the model's order), so a long field cannot push another one out of view.
+fn question(request: &ApprovalRequest) -> Option<String> {
     let s = request.subject();
-    let mut arguments =
-        serde_json::to_string_pretty(&s.arguments).unwrap_or_else(|_| s.arguments.to_string());
-    if arguments.chars().count() > MAX_ARGUMENTS_SHOWN {
-        arguments = arguments.chars().take(MAX_ARGUMENTS_SHOWN).collect();
-        arguments.push_str("\n… (cut; the digest covers all of it)");
+    let mut arguments = String::new();
+    match &s.arguments {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                let value = map[key].to_string();
+                let count = value.chars().count();
+                let shown: String = value.chars().take(MAX_VALUE_SHOWN).collect();
+                arguments.push_str(&format!("  {key}: {shown}"));
+                if count > MAX_VALUE_SHOWN {
+                    arguments
+                        .push_str(&format!(" … ({} more characters)", count - MAX_VALUE_SHOWN));
+                }
+                arguments.push('\n');
+            }
+        }
+        other => arguments = format!("  {other}\n"),
     }
-    format!(
-        "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}\ndigest: {}",
+    if arguments.chars().count() > MAX_ARGUMENTS_SHOWN {
+        return None;
+    }
+    Some(format!(
+        "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}digest: {}",
         s.tool,
         s.tool_version,
         s.effect,
@@ -134,7 +166,7 @@ fn question(request: &ApprovalRequest) -> String {
         s.tenant.as_deref().unwrap_or("(no tenant)"),
         arguments,
         request.digest(),
-    )
+    ))
 }
 
 fn form() -> Result<ElicitationSchema, &'static str> {

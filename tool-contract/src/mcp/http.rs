@@ -94,7 +94,11 @@ pub(super) fn service(
     allowed_hosts: Option<Vec<String>>,
     shutdown: CancellationToken,
 ) -> McpHttpService {
-    let mut http = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
+    // The spec requires rejecting foreign `Origin`s (a web page driving a local server);
+    // requests without `Origin` (non-browser clients) are unaffected.
+    let mut http = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown)
+        .with_allowed_origins(LOOPBACK_ORIGINS);
     if let Some(hosts) = allowed_hosts {
         http = http.with_allowed_hosts(hosts);
     }
@@ -104,6 +108,9 @@ pub(super) fn service(
         http,
     )
 }
+
+/// Browser origins accepted by default: pages served from this machine.
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 /// How long a client may take to send a request head.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);

@@ -238,8 +238,9 @@ impl fmt::Debug for McpServerBuilder {
 }
 
 const DEFAULT_HOW_TO_APPROVE: &str = "This call needs a human's approval before it runs, and \
-    the MCP client could not be asked for it (see not_asked_because). An operator must approve \
-    the digest out of band with the host's approval tool; until then, do not retry the call.";
+    the MCP client could not be asked for it (see not_asked_because). It was not run. An \
+    operator can approve the digest out of band with the host's approval tool, which then runs \
+    it; retrying the call here only asks again. Tell the user it is waiting for approval.";
 
 impl McpServer {
     /// A server for `registry` with the default settings, whose calls run with the context
