@@ -813,10 +813,11 @@ impl Registry {
     /// let grant = registry.grant(&request, "user:lee");
     /// assert!(registry.execute_approved(request, &grant).await.ok);
     ///
-    /// // A grant releases one execution.
+    /// // The same call again runs nothing: its idempotency key replays the result, and the
+    /// // grant, which releases one execution, is not consumed by a replay.
     /// let Ok(Prepared::NeedsApproval(again)) = registry.prepare_raw(raw, &ctx) else { panic!() };
     /// let obs = registry.execute_approved(again, &grant).await;
-    /// assert_eq!(obs.code(), Some("APPROVAL_GRANT_CONSUMED"));
+    /// assert_eq!(obs.meta.idempotency.as_deref(), Some("replayed"));
     /// # });
     /// ```
     pub async fn execute_approved(
