@@ -218,15 +218,62 @@ impl Observation {
     /// assert_eq!(obs.to_json(), serde_json::to_string(&obs).unwrap());
     /// ```
     pub fn to_json(&self) -> String {
-        // Meta and provenance take a few hundred bytes; growing from `to_string`'s small
-        // first buffer costs several reallocations and copies per envelope.
+        use crate::json_text::write_str;
+        // Written by hand, field by field in the derive's order, with the derive's skips: this
+        // runs once per call, and serde_json's byte-at-a-time escaping of meta and provenance
+        // cost more than the checks around it. The doc test above and the envelope tests hold
+        // it to `serde_json::to_string`.
         let data = self.data.as_ref().map_or(0, |d| d.get().len());
-        let mut out = Vec::with_capacity(data + 512);
-        if serde_json::to_writer(&mut out, self).is_err() {
-            return "{}".to_owned();
+        let mut out = String::with_capacity(data + 384);
+        out.push_str(if self.ok {
+            "{\"ok\":true"
+        } else {
+            "{\"ok\":false"
+        });
+        if let Some(data) = &self.data {
+            out.push_str(",\"data\":");
+            out.push_str(data.get());
         }
-        // serde_json writes valid UTF-8 only.
-        String::from_utf8(out).unwrap_or_else(|_| "{}".to_owned())
+        if let Some(error) = &self.error {
+            out.push_str(",\"error\":");
+            match serde_json::to_string(error) {
+                Ok(e) => out.push_str(&e),
+                Err(_) => return "{}".to_owned(),
+            }
+        }
+        let m = &self.meta;
+        out.push_str(",\"meta\":{\"tool\":");
+        write_str(&mut out, &m.tool);
+        out.push_str(",\"tool_version\":");
+        match &m.tool_version {
+            Some(v) => write_str(&mut out, v),
+            None => out.push_str("null"),
+        }
+        out.push_str(",\"call_id\":");
+        write_str(&mut out, &m.call_id);
+        out.push_str(",\"latency_ms\":");
+        out.push_str(itoa::Buffer::new().format(m.latency_ms));
+        out.push_str(",\"attempts\":");
+        out.push_str(itoa::Buffer::new().format(m.attempts));
+        if let Some(f) = &m.fingerprint {
+            out.push_str(",\"fingerprint\":");
+            write_str(&mut out, f);
+        }
+        if let Some(i) = &m.idempotency {
+            out.push_str(",\"idempotency\":");
+            write_str(&mut out, i);
+        }
+        let p = &self.provenance;
+        out.push_str("},\"provenance\":{\"trust\":");
+        write_str(&mut out, p.trust.as_str());
+        out.push_str(",\"source\":");
+        write_str(&mut out, &p.source);
+        if let Some(r) = &p.revision {
+            out.push_str(",\"revision\":");
+            write_str(&mut out, r);
+        }
+        out.push_str("}}");
+        out
     }
 
     /// Renders the envelope for a prompt, inside a tag that marks it untrusted:
@@ -303,7 +350,47 @@ fn escape_attr(s: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    proptest! {
+        /// `to_json` writes the envelope by hand; it must stay the derive's text, with every
+        /// optional field present or absent and any text in any field.
+        #[test]
+        fn to_json_is_serde_jsons_text(
+            ok in any::<bool>(),
+            tool in any::<String>(),
+            version in proptest::option::of(any::<String>()),
+            call_id in "[\\x00-\\x7f\u{e9}\u{2028}\u{1f600}]{0,24}",
+            latency_ms in any::<u64>(),
+            attempts in any::<u32>(),
+            fingerprint in proptest::option::of(any::<String>()),
+            replayed in any::<bool>(),
+            source in any::<String>(),
+            revision in proptest::option::of(any::<String>()),
+            data in proptest::option::of(any::<String>()),
+        ) {
+            let meta = Meta {
+                tool: tool.into(),
+                tool_version: version.map(Into::into),
+                call_id,
+                latency_ms,
+                attempts,
+                fingerprint: fingerprint.map(Into::into),
+                idempotency: replayed.then(|| "replayed".to_owned()),
+            };
+            let provenance = Provenance::untrusted(source, revision);
+            let obs = if ok {
+                Observation::success(json!({"text": data, "n": [1, -2, 0.5]}), meta, provenance)
+            } else {
+                let err = ToolError::transient("UPSTREAM", data.unwrap_or_default())
+                    .with_retry_after_ms(latency_ms)
+                    .with_detail("backend", "x\"y");
+                Observation::failure(err, meta, provenance)
+            };
+            prop_assert_eq!(obs.to_json(), serde_json::to_string(&obs).unwrap());
+        }
+    }
 
     fn meta() -> Meta {
         Meta {

@@ -65,6 +65,7 @@ pub mod export;
 pub mod extract;
 mod fast;
 pub mod idempotency;
+mod json_text;
 mod lite;
 pub mod lock;
 #[cfg(feature = "mcp")]

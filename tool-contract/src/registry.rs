@@ -121,7 +121,9 @@ impl<T: Tool> Runner for T {
             // Serialized once: into a tree the envelope's text is written from, or, for what
             // the tree cannot stand for, straight to the text (then parsed to be checked).
             if let Some(tree) = crate::tree::tree_of(&output) {
-                if let Ok(raw) = serde_json::value::to_raw_value(&crate::tree::Written(&tree)) {
+                let mut text = String::with_capacity(crate::json_text::size_hint(&tree));
+                crate::json_text::write_tree(&mut text, &tree);
+                if let Ok(raw) = crate::json_text::raw_value(text) {
                     return Ok(Output::Tree(raw, tree));
                 }
             }
@@ -419,7 +421,7 @@ impl Registry {
             call_id,
             started: Instant::now(),
             record: Some(record),
-            received_at_ms: now_ms(),
+            received_at_ms: self.received_at_ms(),
         };
         let issue = RepairIssue {
             path: String::new(),
@@ -466,7 +468,7 @@ impl Registry {
             call_id,
             started,
             record,
-            received_at_ms: now_ms(),
+            received_at_ms: self.received_at_ms(),
         };
 
         let entry = match self.lookup(&proposal.name, ctx) {
@@ -547,7 +549,7 @@ impl Registry {
             call_id: crate::fast::call_id(id.as_ref()).unwrap_or_else(|| self.next_call_id()),
             started,
             record: None,
-            received_at_ms: now_ms(),
+            received_at_ms: self.received_at_ms(),
         };
         let args = Args::deferred(raw, *limits);
         Some(self.check_semantic(entry, args, decoded, draft, ctx))
@@ -609,7 +611,6 @@ impl Registry {
             draft,
         } = call;
         let contract = entry.contract;
-        let now = tokio::time::Instant::now();
         let authorized = policy::check_capabilities(contract, ctx)
             .and_then(|()| {
                 self.inner
@@ -617,7 +618,7 @@ impl Registry {
                     .as_ref()
                     .map_or(Ok(()), |g| g.check(contract, ctx))
             })
-            .and_then(|()| policy::check_deadline(contract, ctx, now));
+            .and_then(|()| policy::check_deadline(contract, ctx));
         if let Err(err) = authorized {
             return Err(self.reject(err, Some(&entry), "", draft, "authorize", None));
         }
@@ -726,7 +727,11 @@ impl Registry {
             ctx: call_ctx,
             reservation,
             started,
-            prepare_us: micros(started.elapsed()),
+            prepare_us: if self.inner.sink.is_some() {
+                micros(started.elapsed())
+            } else {
+                0
+            },
             gates: GATES,
             record,
             received_at_ms,
@@ -834,9 +839,7 @@ impl Registry {
         let mut call = request.call;
         // Time and budget before consumption: a call refused for either must not burn its
         // grant (a human may have approved it minutes after it was proposed).
-        if let Err(err) =
-            policy::check_deadline(call.entry.contract, &call.ctx, tokio::time::Instant::now())
-        {
+        if let Err(err) = policy::check_deadline(call.entry.contract, &call.ctx) {
             return self.refuse_prepared(call, err);
         }
         match policy::reserve(call.entry.contract, &call.ctx) {
@@ -996,6 +999,18 @@ struct Draft {
     started: Instant,
     record: Option<ProposalRecord>,
     received_at_ms: u64,
+}
+
+impl Registry {
+    /// The wall-clock time of a proposal, for its receipt: read only when there is a sink to
+    /// take one (each clock read costs more than most checks on the hot path).
+    fn received_at_ms(&self) -> u64 {
+        if self.inner.sink.is_some() {
+            now_ms()
+        } else {
+            0
+        }
+    }
 }
 
 pub(crate) fn now_ms() -> u64 {

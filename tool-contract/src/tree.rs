@@ -44,35 +44,6 @@ pub(crate) fn tree_of<T: Serialize + ?Sized>(value: &T) -> Option<Lite<'static>>
     value.serialize(TreeSer).ok()
 }
 
-/// Writes a tree as serde_json writes a value.
-pub(crate) struct Written<'t, 'a>(pub(crate) &'t Lite<'a>);
-
-impl Serialize for Written<'_, '_> {
-    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use ser::{SerializeMap, SerializeSeq};
-        match self.0 {
-            Lite::Null => s.serialize_unit(),
-            Lite::Bool(b) => s.serialize_bool(*b),
-            Lite::Number(n) => n.serialize(s),
-            Lite::Str(v) => s.serialize_str(v),
-            Lite::Array(items) => {
-                let mut seq = s.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&Written(item))?;
-                }
-                seq.end()
-            }
-            Lite::Object(members) => {
-                let mut map = s.serialize_map(Some(members.len()))?;
-                for (k, v) in members {
-                    map.serialize_entry(k.as_ref(), &Written(v))?;
-                }
-                map.end()
-            }
-        }
-    }
-}
-
 type Tree = Lite<'static>;
 type Members = Vec<(Cow<'static, str>, Tree)>;
 
@@ -548,7 +519,8 @@ mod tests {
             extra: BTreeMap::from([("extra".to_owned(), json!({"n": 1.5, "a": [null]}))]),
         };
         let tree = tree_of(&out).expect("a plain value");
-        let written = serde_json::to_string(&Written(&tree)).unwrap();
+        let mut written = String::new();
+        crate::json_text::write_tree(&mut written, &tree);
         let direct = serde_json::to_string(&out).unwrap();
         assert_eq!(written, direct);
         assert_eq!(Lite::parse(&direct).unwrap(), tree);

@@ -16,7 +16,39 @@
 //! denominator. Running with two different `N` and subtracting gives the same figure without
 //! the toggle.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// Counts heap allocations, so `perf_probe allocs-floor|allocs-full` can print how many a call
+/// makes: on this machine an allocation costs more time than its instruction count shows.
+struct Counting;
+
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size(), Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(new_size, Relaxed);
+        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 use tool_contract::extract::{State, Tenant};
 use tool_contract::{Registry, ToolContext};
@@ -80,11 +112,17 @@ fn main() {
         .build()
         .expect("registry");
 
+    let before = (ALLOCS.load(Relaxed), BYTES.load(Relaxed));
     let len = match which.as_str() {
         "floor" => run_floor(&rt, &store, n),
         "full" => run_full(&rt, &reg, &ctx, n),
         // Futures are moved (memcpy) when polled through `block_on` and when nested: their
         // size is part of the per-call cost.
+        "show" => {
+            let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));
+            println!("{}", obs.to_json());
+            0
+        }
         "sizes" => {
             println!(
                 "Registry::handle future: {} bytes",
@@ -97,5 +135,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!("{which}: {n} calls ({len} output bytes)");
+    let allocs = ALLOCS.load(Relaxed) - before.0;
+    let bytes = BYTES.load(Relaxed) - before.1;
+    println!(
+        "{which}: {n} calls ({len} output bytes); per call {:.1} allocations (reallocs included) of {:.0} bytes",
+        allocs as f64 / n as f64,
+        bytes as f64 / n as f64
+    );
 }
