@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 use std::time::Duration;
 
 use crate::documents::SourceType;
@@ -45,7 +47,9 @@ pub struct SentMail {
 
 #[derive(Debug, Default)]
 struct Inner {
-    docs: RwLock<BTreeMap<(String, String), Document>>,
+    // Read on every search from every worker: a snapshot swapped on write (writes are rare:
+    // seeding, tests), so a read takes no lock.
+    docs: ArcSwap<BTreeMap<(String, String), Document>>,
     outbox: std::sync::Mutex<Vec<SentMail>>,
     latency_ms: AtomicU64,
     score_percent: AtomicU64,
@@ -78,26 +82,35 @@ impl DocumentStore {
 
     /// Adds or replaces a document for `tenant`.
     pub fn insert(&self, tenant: &str, doc: Document) {
-        let mut map = self.inner.docs.write().unwrap_or_else(|e| e.into_inner());
-        map.insert((tenant.to_owned(), doc.source_id.clone()), doc);
+        let key = (tenant.to_owned(), doc.source_id.clone());
+        self.inner.docs.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            map.insert(key.clone(), doc.clone());
+            map
+        });
     }
 
     /// The document `source_id` of `tenant`, if any. Other tenants' documents are invisible.
     pub fn get(&self, tenant: &str, source_id: &str) -> Option<Document> {
-        let map = self.inner.docs.read().unwrap_or_else(|e| e.into_inner());
+        let map = self.inner.docs.load();
         map.get(&(tenant.to_owned(), source_id.to_owned())).cloned()
     }
 
     /// Removes a document; whether it existed.
     pub fn remove(&self, tenant: &str, source_id: &str) -> bool {
-        let mut map = self.inner.docs.write().unwrap_or_else(|e| e.into_inner());
-        map.remove(&(tenant.to_owned(), source_id.to_owned()))
-            .is_some()
+        let key = (tenant.to_owned(), source_id.to_owned());
+        let mut existed = false;
+        self.inner.docs.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            existed = map.remove(&key).is_some();
+            map
+        });
+        existed
     }
 
     /// Every document of `tenant`.
     pub fn of_tenant(&self, tenant: &str) -> Vec<Document> {
-        let map = self.inner.docs.read().unwrap_or_else(|e| e.into_inner());
+        let map = self.inner.docs.load();
         map.iter()
             .filter(|((t, _), _)| t == tenant)
             .map(|(_, d)| d.clone())

@@ -127,7 +127,9 @@ pub(crate) fn run(inner: &Inner, call: PreparedCall) -> impl Future<Output = Obs
 }
 
 async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -> Observation {
-    let entry = Arc::clone(&call.entry);
+    // Borrowed, not cloned: the entry's count is shared by every task calling the tool, and
+    // each bump moves its cache line between cores.
+    let entry: &Entry = &call.entry;
     let c = entry.contract;
     let timeout = Duration::from_millis(c.timeout_ms);
     let keep_records = inner.sink.is_some();
@@ -156,7 +158,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                 millis(call.started.elapsed()),
                 0,
             );
-            let (observation, stage) = early.into_observation(meta, provenance_of(&entry, None));
+            let (observation, stage) = early.into_observation(meta, provenance_of(entry, None));
             span.record("tool.attempts", 0);
             span.record("tool.outcome", stage);
             if let Some(code) = observation.code() {
@@ -246,9 +248,12 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
-                let mut fut = std::pin::pin!(
-                    AssertUnwindSafe(entry.runner.run(args, &call.ctx)).catch_unwind()
-                );
+                let mut fut = std::pin::pin!(AssertUnwindSafe(entry.runner.run(
+                    args,
+                    &call.ctx,
+                    &entry.text_len
+                ))
+                .catch_unwind());
                 // A handler that finishes on its first poll never needs the timer; arming one
                 // costs a shared-driver round trip per call.
                 let first =
@@ -341,7 +346,7 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                 None => Lite::parse(raw.get()),
             };
             let verdict = match parsed {
-                Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(&entry, Some(&tree))),
+                Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(entry, Some(&tree))),
                 Ok(tree) => {
                     for e in entry.output.iter_errors(&tree).take(16) {
                         diagnostics.push(format!(
@@ -362,11 +367,11 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
                         "OUTPUT_CONTRACT_VIOLATION",
                         "the tool's output broke its contract and was withheld",
                     );
-                    (Err(err), provenance_of(&entry, None))
+                    (Err(err), provenance_of(entry, None))
                 }
             }
         }
-        Err(e) => (Err(e), provenance_of(&entry, None)),
+        Err(e) => (Err(e), provenance_of(entry, None)),
     };
     let meta = Meta::of(
         c,

@@ -56,22 +56,20 @@ static ESCAPES: [&str; 256] = {
 /// Whether `bytes` holds nothing to escape, eight bytes at a time.
 #[inline]
 fn is_clean(bytes: &[u8]) -> bool {
+    let word = |chunk: &[u8]| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        u64::from_le_bytes(w)
+    };
+    if bytes.len() < 8 {
+        return bytes.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\');
+    }
     let mut chunks = bytes.chunks_exact(8);
-    let mut word = [0u8; 8];
-    for chunk in &mut chunks {
-        word.copy_from_slice(chunk);
-        if needs_escape(u64::from_le_bytes(word)) {
-            return false;
-        }
+    if chunks.any(|c| needs_escape(word(c))) {
+        return false;
     }
-    // The last few bytes, padded with a byte that needs no escape (shifted in rather than
-    // copied: a copy of variable length is a `memcpy` call, dearer than the test).
-    let mut word = u64::from_le_bytes([b'a'; 8]);
-    for (k, &byte) in chunks.remainder().iter().enumerate() {
-        let shift = 8 * k;
-        word = (word & !(0xff << shift)) | (u64::from(byte) << shift);
-    }
-    !needs_escape(word)
+    // The last eight bytes, overlapping the last whole word: one load, not a byte loop.
+    chunks.remainder().is_empty() || !needs_escape(word(&bytes[bytes.len() - 8..]))
 }
 
 /// Appends `s` as a JSON string, quotes included.
@@ -139,27 +137,12 @@ pub(crate) fn write_number(out: &mut String, n: &Number) {
         out.push_str(itoa::Buffer::new().format(u));
     } else if let Some(i) = n.as_i64() {
         out.push_str(itoa::Buffer::new().format(i));
+    } else if let Some(f) = n.as_f64().filter(|f| f.is_finite()) {
+        // What serde_json's `Number` uses for its text: `any_number_matches_serde_json` holds
+        // the two together.
+        out.push_str(zmij::Buffer::new().format_finite(f));
     } else {
-        // `Display` is serde_json's own float formatting (shortest round trip).
         let _ = write!(out, "{n}");
-    }
-}
-
-/// A capacity for `tree`'s text that is rarely exceeded: each string with its quotes and a
-/// little room for escapes, numbers at their usual width, and the punctuation. Growing a
-/// buffer copies it, which costs more than this walk.
-pub(crate) fn size_hint(tree: &Lite<'_>) -> usize {
-    match tree {
-        Lite::Null | Lite::Bool(_) => 5,
-        Lite::Number(_) => 20,
-        Lite::Str(s) => s.len() + s.len() / 16 + 2,
-        Lite::Array(items) => 2 + items.iter().map(|v| size_hint(v) + 1).sum::<usize>(),
-        Lite::Object(members) => {
-            2 + members
-                .iter()
-                .map(|(k, v)| k.len() + 4 + size_hint(v))
-                .sum::<usize>()
-        }
     }
 }
 

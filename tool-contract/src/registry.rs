@@ -4,9 +4,9 @@
 
 use std::any::Any;
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -57,10 +57,12 @@ pub(crate) trait Runner: DynTool {
     ) -> Result<Vec<ValidationIssue>, ToolError>;
     fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError>;
     /// Runs the handler and serializes its output once, to the text the envelope will carry.
+    /// `text_len` is the entry's record of its longest output text (see [`Entry::text_len`]).
     fn run<'a>(
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
+        text_len: &'a AtomicUsize,
     ) -> BoxFuture<'a, Result<Output, ToolError>>;
 }
 
@@ -109,6 +111,7 @@ impl<T: Tool> Runner for T {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
+        text_len: &'a AtomicUsize,
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let args = *args.0.downcast::<T::Args>().map_err(|_| {
@@ -121,8 +124,13 @@ impl<T: Tool> Runner for T {
             // Serialized once: into a tree the envelope's text is written from, or, for what
             // the tree cannot stand for, straight to the text (then parsed to be checked).
             if let Some(tree) = crate::tree::tree_of(&output) {
-                let mut text = String::with_capacity(crate::json_text::size_hint(&tree));
+                // Sized from this tool's longest text so far: one allocation, no regrowth.
+                let mut text = String::with_capacity(text_len.load(Ordering::Relaxed));
                 crate::json_text::write_tree(&mut text, &tree);
+                // Written only when the record grows, so the shared line stays read-mostly.
+                if text.len() > text_len.load(Ordering::Relaxed) {
+                    text_len.fetch_max(text.len().min(MAX_TEXT_HINT), Ordering::Relaxed);
+                }
                 if let Ok(raw) = crate::json_text::raw_value(text) {
                     return Ok(Output::Tree(raw, tree));
                 }
@@ -240,10 +248,18 @@ pub(crate) struct Entry {
     pub(crate) output: jsonschema::Validator<crate::lite::LiteJson>,
     pub(crate) plan: ArgsPlan,
     pub(crate) default_source: &'static str,
+    /// The longest output text this tool has written (capped at [`MAX_TEXT_HINT`]): the
+    /// capacity the next output's text starts with.
+    pub(crate) text_len: AtomicUsize,
 }
 
+/// Beyond this, an output's text grows as it is written rather than being reserved up front.
+const MAX_TEXT_HINT: usize = 64 * 1024;
+
 pub(crate) struct Inner {
-    by_name: HashMap<String, Vec<Arc<Entry>>>,
+    // A tree, not a hash map: built once, read per call, and for a few dozen names a few
+    // string comparisons cost less than hashing the proposed name with SipHash.
+    by_name: BTreeMap<String, Vec<Arc<Entry>>>,
     pub(crate) limits: ProposalLimits,
     gate: Option<Box<dyn StateGate>>,
     pub(crate) sink: Option<Box<dyn ReceiptSink>>,
@@ -1298,7 +1314,7 @@ impl RegistryBuilder {
 
     /// Compiles every schema once and checks the set; fails on the first problem.
     pub fn build(self) -> Result<Registry, RegistryError> {
-        let mut by_name: HashMap<String, Vec<Arc<Entry>>> = HashMap::new();
+        let mut by_name: BTreeMap<String, Vec<Arc<Entry>>> = BTreeMap::new();
         for runner in self.tools {
             let contract = runner.contract();
             let version = semver::Version::parse(&contract.version).map_err(|_| {
@@ -1344,6 +1360,7 @@ impl RegistryBuilder {
                 input,
                 input_lite,
                 output,
+                text_len: AtomicUsize::new(256),
             };
             versions.push(Arc::new(entry));
             versions.sort_by(|a, b| b.version.cmp(&a.version));
