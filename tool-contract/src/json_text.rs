@@ -19,19 +19,25 @@ use crate::lite::Lite;
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
-/// Whether any of the eight bytes of `w` is a control character, `"` or `\`.
+/// The bytes of `w` (little-endian) that are control characters, `"` or `\`: the high bit of
+/// each such byte is set.
 ///
-/// The usual SWAR tests: `(x - ONES) & !x & HIGHS` is non-zero exactly when some byte of `x`
-/// is zero, and `(w - n * ONES) & !w & HIGHS` exactly when some byte is below `n` (`n` ≤ 128).
-/// They can misplace *which* byte, never miss one, so a hit is rechecked byte by byte.
+/// The usual SWAR tests: `(x - ONES) & !x & HIGHS` flags the zero bytes of `x`, and
+/// `(w - n * ONES) & !w & HIGHS` the bytes below `n` (`n` ≤ 128). A borrow can flag a byte
+/// above a real match, never below one and never without one, so the lowest flag is exact.
 #[inline]
-fn needs_escape(w: u64) -> bool {
+pub(crate) fn specials(w: u64) -> u64 {
     let below_space = w.wrapping_sub(0x20 * ONES) & !w;
     let q = w ^ (u64::from(b'"') * ONES);
     let quote = q.wrapping_sub(ONES) & !q;
     let b = w ^ (u64::from(b'\\') * ONES);
     let backslash = b.wrapping_sub(ONES) & !b;
-    (below_space | quote | backslash) & HIGHS != 0
+    (below_space | quote | backslash) & HIGHS
+}
+
+#[inline]
+fn needs_escape(w: u64) -> bool {
+    specials(w) != 0
 }
 
 /// The escape of each byte that needs one (serde_json's table); `""` for the rest.

@@ -123,8 +123,6 @@ pub(crate) struct ParseError;
 /// serde_json's recursion limit (it refuses a 128th level), kept so the same texts are refused.
 const MAX_DEPTH: usize = 127;
 
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 struct Parser<'a> {
     text: &'a str,
@@ -306,13 +304,7 @@ impl<'a> Parser<'a> {
         while let Some(chunk) = self.bytes.get(i..i + 8) {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
-            let x = u64::from_le_bytes(word);
-            let ctrl = x.wrapping_sub(ONES * 0x20) & !x;
-            let q = x ^ (ONES * u64::from(b'"'));
-            let quote = q.wrapping_sub(ONES) & !q;
-            let b = x ^ (ONES * u64::from(b'\\'));
-            let backslash = b.wrapping_sub(ONES) & !b;
-            let hits = (ctrl | quote | backslash) & HIGHS;
+            let hits = crate::json_text::specials(u64::from_le_bytes(word));
             if hits != 0 {
                 // Borrows only run upwards, so the lowest flagged byte is a real match.
                 return i + (hits.trailing_zeros() / 8) as usize;
