@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
+use serde_json::value::RawValue;
 use serde_json::Value;
 use tracing::Instrument;
 
@@ -248,11 +249,9 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
-                let mut fut = std::pin::pin!(AssertUnwindSafe(entry.runner.run(
-                    args,
-                    &call.ctx,
-                    &entry.text_len
-                ))
+                let mut fut = std::pin::pin!(AssertUnwindSafe(
+                    entry.runner.run(args, &call.ctx, entry)
+                )
                 .catch_unwind());
                 // A handler that finishes on its first poll never needs the timer; arming one
                 // costs a shared-driver round trip per call.
@@ -333,43 +332,17 @@ async fn run_inner(inner: &Inner, mut call: PreparedCall, span: tracing::Span) -
         Box::pin(tokio::time::sleep(delay)).await;
     };
 
-    // The output contract: the one serialization that becomes the envelope's data is the one
-    // validated, through a tree that borrows it.
+    // The output contract was checked where the output was serialized (`check_output`).
     let (result, provenance) = match result {
-        Ok(output) => {
-            let (raw, built) = match output {
-                Output::Tree(raw, tree) => (raw, Some(tree)),
-                Output::Text(raw) => (raw, None),
-            };
-            let parsed = match built {
-                Some(tree) => Ok(tree),
-                None => Lite::parse(raw.get()),
-            };
-            let verdict = match parsed {
-                Ok(tree) if entry.output.is_valid(&tree) => Ok(provenance_of(entry, Some(&tree))),
-                Ok(tree) => {
-                    for e in entry.output.iter_errors(&tree).take(16) {
-                        diagnostics.push(format!(
-                            "output violates `{}` at `{}`",
-                            e.kind().keyword(),
-                            e.instance_path().as_str()
-                        ));
-                    }
-                    Err(())
-                }
-                Err(_) => Err(()),
-            };
-            match verdict {
-                Ok(p) => (Ok(raw), p),
-                Err(()) => {
-                    stage = "output";
-                    let err = ToolError::internal(
-                        "OUTPUT_CONTRACT_VIOLATION",
-                        "the tool's output broke its contract and was withheld",
-                    );
-                    (Err(err), provenance_of(entry, None))
-                }
-            }
+        Ok(Output::Valid(raw, provenance)) => (Ok(raw), provenance),
+        Ok(Output::Invalid(violations)) => {
+            diagnostics.extend(violations);
+            stage = "output";
+            let err = ToolError::internal(
+                "OUTPUT_CONTRACT_VIOLATION",
+                "the tool's output broke its contract and was withheld",
+            );
+            (Err(err), provenance_of(entry, None))
         }
         Err(e) => (Err(e), provenance_of(entry, None)),
     };
@@ -460,6 +433,41 @@ fn record(
         };
         sink.record(&receipt);
     }
+}
+
+/// The output contract on the one serialization of a handler's output that becomes the
+/// envelope's data: `tree` is that text's tree, or `None` to parse the text. Nothing that
+/// fails here reaches the model.
+pub(crate) fn check_output(entry: &Entry, raw: Box<RawValue>, tree: Option<&Lite<'_>>) -> Output {
+    let verdict = match tree {
+        Some(tree) => verdict(entry, tree),
+        None => match Lite::parse(raw.get()) {
+            Ok(tree) => verdict(entry, &tree),
+            Err(_) => Err(vec!["output is not JSON the tree can read".to_owned()]),
+        },
+    };
+    match verdict {
+        Ok(provenance) => Output::Valid(raw, provenance),
+        Err(violations) => Output::Invalid(violations),
+    }
+}
+
+fn verdict(entry: &Entry, tree: &Lite<'_>) -> Result<Provenance, Vec<String>> {
+    if entry.output.is_valid(tree) {
+        return Ok(provenance_of(entry, Some(tree)));
+    }
+    Err(entry
+        .output
+        .iter_errors(tree)
+        .take(16)
+        .map(|e| {
+            format!(
+                "output violates `{}` at `{}`",
+                e.kind().keyword(),
+                e.instance_path().as_str()
+            )
+        })
+        .collect())
 }
 
 /// Source and revision from the data when the contract points at them, else the tool itself.

@@ -123,7 +123,6 @@ pub(crate) struct ParseError;
 /// serde_json's recursion limit (it refuses a 128th level), kept so the same texts are refused.
 const MAX_DEPTH: usize = 127;
 
-
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],

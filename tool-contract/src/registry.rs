@@ -39,8 +39,10 @@ pub(crate) struct Decoded(Box<dyn Any + Send>);
 /// A handler's output, serialized once: the envelope's text, with the tree it was written
 /// from when there is one (`crate::tree`), else the text alone, to be parsed for the check.
 pub(crate) enum Output {
-    Tree(Box<serde_json::value::RawValue>, crate::lite::Lite<'static>),
-    Text(Box<serde_json::value::RawValue>),
+    /// Met the output schema: the envelope's data, and the provenance read from it.
+    Valid(Box<serde_json::value::RawValue>, Provenance),
+    /// Broke it: what the schema says, for the receipt (never for the model).
+    Invalid(Vec<String>),
 }
 
 /// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
@@ -57,12 +59,12 @@ pub(crate) trait Runner: DynTool {
     ) -> Result<Vec<ValidationIssue>, ToolError>;
     fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError>;
     /// Runs the handler and serializes its output once, to the text the envelope will carry.
-    /// `text_len` is the entry's record of its longest output text (see [`Entry::text_len`]).
+    /// `entry` is this runner's own entry: its output schema and text-size record.
     fn run<'a>(
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-        text_len: &'a AtomicUsize,
+        entry: &'a Entry,
     ) -> BoxFuture<'a, Result<Output, ToolError>>;
 }
 
@@ -111,7 +113,7 @@ impl<T: Tool> Runner for T {
         &'a self,
         args: Decoded,
         ctx: &'a ToolContext,
-        text_len: &'a AtomicUsize,
+        entry: &'a Entry,
     ) -> BoxFuture<'a, Result<Output, ToolError>> {
         Box::pin(async move {
             let args = *args.0.downcast::<T::Args>().map_err(|_| {
@@ -121,9 +123,12 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            // Serialized once: into a tree the envelope's text is written from, or, for what
-            // the tree cannot stand for, straight to the text (then parsed to be checked).
-            if let Some(tree) = crate::tree::tree_of(&output) {
+            // Serialized once: into a tree (its strings in the thread's arena) that is checked
+            // and from which the envelope's text is written; for what the tree cannot stand
+            // for, straight to the text, which is then parsed to be checked.
+            let checked = crate::tree::with_bump(|bump| {
+                let tree = crate::tree::tree_of(&output, bump)?;
+                let text_len = &entry.text_len;
                 // Sized from this tool's longest text so far: one allocation, no regrowth.
                 let mut text = String::with_capacity(text_len.load(Ordering::Relaxed));
                 crate::json_text::write_tree(&mut text, &tree);
@@ -131,12 +136,14 @@ impl<T: Tool> Runner for T {
                 if text.len() > text_len.load(Ordering::Relaxed) {
                     text_len.fetch_max(text.len().min(MAX_TEXT_HINT), Ordering::Relaxed);
                 }
-                if let Ok(raw) = crate::json_text::raw_value(text) {
-                    return Ok(Output::Tree(raw, tree));
-                }
+                let raw = crate::json_text::raw_value(text).ok()?;
+                Some(crate::execute::check_output(entry, raw, Some(&tree)))
+            });
+            if let Some(checked) = checked {
+                return Ok(checked);
             }
             serde_json::value::to_raw_value(&output)
-                .map(Output::Text)
+                .map(|raw| crate::execute::check_output(entry, raw, None))
                 .map_err(|_| {
                     ToolError::internal(
                         "OUTPUT_SERIALIZE_FAILED",
