@@ -220,8 +220,8 @@ fn report() {
 /// with the range.
 fn paired() {
     // Many short rounds: a burst of host load spoils a few rounds, not the median.
-    const ROUNDS: usize = 101;
-    const CALLS: usize = 2_000;
+    const ROUNDS: usize = 301;
+    const CALLS: usize = 1_000;
     fn time(f: impl FnOnce()) -> f64 {
         let t = std::time::Instant::now();
         f();

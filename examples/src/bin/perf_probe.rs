@@ -128,6 +128,12 @@ fn main() {
                 "Registry::handle future: {} bytes",
                 std::mem::size_of_val(&reg.handle(PROPOSAL, &ctx))
             );
+            println!(
+                "PreparedCall: {} bytes, Prepared: {} bytes, Observation: {} bytes",
+                std::mem::size_of::<tool_contract::PreparedCall>(),
+                std::mem::size_of::<tool_contract::Prepared>(),
+                std::mem::size_of::<tool_contract::envelope::Observation>()
+            );
             0
         }
         other => {
