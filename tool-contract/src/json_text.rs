@@ -143,11 +143,10 @@ pub(crate) fn write_number(out: &mut String, n: &Number) {
         out.push_str(itoa::Buffer::new().format(u));
     } else if let Some(i) = n.as_i64() {
         out.push_str(itoa::Buffer::new().format(i));
-    } else if let Some(f) = n.as_f64().filter(|f| f.is_finite()) {
-        // What serde_json's `Number` uses for its text: `any_number_matches_serde_json` holds
-        // the two together.
-        out.push_str(zmij::Buffer::new().format_finite(f));
     } else {
+        // `Number`'s own `Display`, not the float formatter it happens to use: serde_json
+        // changed formatters within 1.x (ryu to zmij, which differ on `1e300`), and the text
+        // must follow whichever serde_json the host builds with.
         let _ = write!(out, "{n}");
     }
 }

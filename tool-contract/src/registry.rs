@@ -125,7 +125,9 @@ impl<T: Tool> Runner for T {
             let output = self.call(args, ctx).await?;
             // Serialized once: into a tree (its strings in the thread's arena) that is checked
             // and from which the envelope's text is written; for what the tree cannot stand
-            // for, straight to the text, which is then parsed to be checked.
+            // for, straight to the text, which is then parsed to be checked. Like serializing,
+            // the check is part of the attempt: its time counts as the attempt's, and a panic
+            // in it is the attempt's `HANDLER_PANICKED`.
             let checked = crate::tree::with_bump(|bump| {
                 let tree = crate::tree::tree_of(&output, bump)?;
                 let text_len = &entry.text_len;

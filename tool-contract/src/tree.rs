@@ -14,7 +14,7 @@
 //! the last place away, since serde_json's float parsing is not correctly rounded.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::fmt;
 
 use bumpalo::Bump;
@@ -55,16 +55,23 @@ pub(crate) fn tree_of<'b, T: Serialize + ?Sized>(value: &T, bump: &'b Bump) -> O
 pub(crate) fn with_bump<R>(f: impl FnOnce(&Bump) -> R) -> R {
     // An arena grown past this by one large output is dropped rather than kept for the thread.
     const KEEP: usize = 1 << 20;
+    /// Empties the arena when the use ends, also when a `Serialize` impl panicked: an idle
+    /// thread must not keep a large output's strings.
+    struct Reset<'a>(RefMut<'a, Bump>);
+    impl Drop for Reset<'_> {
+        fn drop(&mut self) {
+            if self.0.allocated_bytes() > KEEP {
+                *self.0 = Bump::new();
+            } else {
+                self.0.reset();
+            }
+        }
+    }
     thread_local!(static BUMP: RefCell<Bump> = RefCell::new(Bump::new()));
     BUMP.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut bump) => {
-            let result = f(&bump);
-            if bump.allocated_bytes() > KEEP {
-                *bump = Bump::new();
-            } else {
-                bump.reset();
-            }
-            result
+        Ok(bump) => {
+            let guard = Reset(bump);
+            f(&guard.0)
         }
         Err(_) => f(&Bump::new()),
     })
@@ -580,6 +587,16 @@ mod tests {
             room
         });
         assert!(fresh > 100);
+        assert_eq!(with_bump(|bump| bump.chunk_capacity()), fresh);
+
+        // A panic inside (a host `Serialize` impl) still empties the arena.
+        let panicked = std::panic::catch_unwind(|| {
+            with_bump(|bump| {
+                let _ = bump.alloc_str(&"y".repeat(100));
+                panic!("a Serialize impl failed");
+            })
+        });
+        assert!(panicked.is_err());
         assert_eq!(with_bump(|bump| bump.chunk_capacity()), fresh);
     }
 
