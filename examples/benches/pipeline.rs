@@ -33,17 +33,6 @@ fn ctx(store: &DocumentStore) -> ToolContext {
         .build()
 }
 
-/// Each task's own context, as each request in a server has its own: built from the shared
-/// one's parts, so no two tasks share its reference count.
-fn own_ctx(ctx: &ToolContext) -> ToolContext {
-    let store = ctx
-        .extensions()
-        .get::<DocumentStore>()
-        .cloned()
-        .unwrap_or_default();
-    self::ctx(&store)
-}
-
 /// One floor call: typed parse, direct handler call, serialized output.
 async fn floor_call(store: &DocumentStore) -> String {
     let args: SearchDocumentsArgs = serde_json::from_str(black_box(ARGS)).unwrap();
@@ -60,15 +49,16 @@ async fn full_call(reg: &Registry, ctx: &ToolContext) -> String {
     black_box(obs.to_json())
 }
 
-/// `BATCH` calls split over `tasks` spawned tasks (each with its own context), awaited.
-async fn batch(tasks: usize, floor: bool, reg: &Registry, ctx: &ToolContext) {
+/// `BATCH` calls split over `tasks` spawned tasks, awaited. Each task has its own context, as
+/// each request in a server has, so no two tasks share its reference count.
+async fn batch(tasks: usize, floor: bool, reg: &Registry, store: &DocumentStore) {
     let per_task = BATCH / tasks;
     let handles: Vec<_> = (0..tasks)
         .map(|_| {
             let reg = reg.clone();
-            let ctx = own_ctx(ctx);
+            let store = store.clone();
+            let ctx = ctx(&store);
             tokio::spawn(async move {
-                let store = ctx.extensions().get::<DocumentStore>().cloned().unwrap();
                 for _ in 0..per_task {
                     if floor {
                         floor_call(&store).await;
@@ -143,20 +133,20 @@ fn throughput(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let ctx = ctx(&DocumentStore::seeded());
+    let store = DocumentStore::seeded();
     let reg = registry();
 
     let mut g = c.benchmark_group("throughput");
     g.throughput(criterion::Throughput::Elements(BATCH as u64));
     for tasks in [1usize, 64] {
         g.bench_function(format!("{tasks}_tasks_x{BATCH}"), |b| {
-            b.to_async(&rt).iter(|| batch(tasks, false, &reg, &ctx))
+            b.to_async(&rt).iter(|| batch(tasks, false, &reg, &store))
         });
     }
     // The same split for the floor alone: how far this machine's two cores scale at all.
     for tasks in [1usize, 64] {
         g.bench_function(format!("floor_{tasks}_tasks_x{BATCH}"), |b| {
-            b.to_async(&rt).iter(|| batch(tasks, true, &reg, &ctx))
+            b.to_async(&rt).iter(|| batch(tasks, true, &reg, &store))
         });
     }
     g.finish();
@@ -268,7 +258,7 @@ fn paired() {
     let batches = |tasks: usize, floor: bool| {
         time(|| {
             mt.block_on(async {
-                batch(tasks, floor, &reg, &ctx).await;
+                batch(tasks, floor, &reg, &store).await;
             })
         })
     };

@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use std::time::Duration;
 
 use crate::documents::SourceType;
 

@@ -298,25 +298,8 @@ impl<'a> Parser<'a> {
     }
 
     /// The index of the first `"`, `\\` or control character at or after `i` (or the end).
-    /// Eight bytes at a time, like serde_json's own scanner: tool output is mostly long text.
-    fn special_from(&self, mut i: usize) -> usize {
-        while let Some(chunk) = self.bytes.get(i..i + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            let hits = crate::json_text::specials(u64::from_le_bytes(word));
-            if hits != 0 {
-                // Borrows only run upwards, so the lowest flagged byte is a real match.
-                return i + (hits.trailing_zeros() / 8) as usize;
-            }
-            i += 8;
-        }
-        while let Some(&b) = self.bytes.get(i) {
-            if b == b'"' || b == b'\\' || b < 0x20 {
-                break;
-            }
-            i += 1;
-        }
-        i
+    fn special_from(&self, i: usize) -> usize {
+        crate::json_text::first_special(self.bytes, i)
     }
 
     fn number(&mut self) -> Result<Lite<'a>, ParseError> {

@@ -36,8 +36,8 @@ use crate::validate::{self, ArgsPlan, RepairFeedback, RepairIssue};
 /// Typed arguments, erased so one registry holds tools of different types.
 pub(crate) struct Decoded(Box<dyn Any + Send>);
 
-/// A handler's output, serialized once: the envelope's text, with the tree it was written
-/// from when there is one (`crate::tree`), else the text alone, to be parsed for the check.
+/// A handler's output, serialized once and checked against the output schema
+/// (`crate::execute::check_output`).
 pub(crate) enum Output {
     /// Met the output schema: the envelope's data, and the provenance read from it.
     Valid(Box<serde_json::value::RawValue>, Provenance),
@@ -58,8 +58,8 @@ pub(crate) trait Runner: DynTool {
         ctx: &ToolContext,
     ) -> Result<Vec<ValidationIssue>, ToolError>;
     fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError>;
-    /// Runs the handler and serializes its output once, to the text the envelope will carry.
-    /// `entry` is this runner's own entry: its output schema and text-size record.
+    /// Runs the handler, serializes its output once, to the text the envelope will carry, and
+    /// checks it. `entry` is this runner's own entry: its output schema and text-size record.
     fn run<'a>(
         &'a self,
         args: Decoded,
@@ -370,6 +370,16 @@ impl Registry {
     /// The proposal limits in force.
     pub fn limits(&self) -> &ProposalLimits {
         &self.inner.limits
+    }
+
+    /// The wall-clock time of a proposal, for its receipt: read only when there is a sink to
+    /// take one (each clock read costs more than most checks on the hot path).
+    fn received_at_ms(&self) -> u64 {
+        if self.inner.sink.is_some() {
+            now_ms()
+        } else {
+            0
+        }
     }
 
     fn next_call_id(&self) -> String {
@@ -1024,18 +1034,6 @@ struct Draft {
     started: Instant,
     record: Option<ProposalRecord>,
     received_at_ms: u64,
-}
-
-impl Registry {
-    /// The wall-clock time of a proposal, for its receipt: read only when there is a sink to
-    /// take one (each clock read costs more than most checks on the hot path).
-    fn received_at_ms(&self) -> u64 {
-        if self.inner.sink.is_some() {
-            now_ms()
-        } else {
-            0
-        }
-    }
 }
 
 pub(crate) fn now_ms() -> u64 {

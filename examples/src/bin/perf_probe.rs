@@ -20,8 +20,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-/// Counts heap allocations, so `perf_probe allocs-floor|allocs-full` can print how many a call
-/// makes: on this machine an allocation costs more time than its instruction count shows.
+/// Counts heap allocations, so every run can print how many a call makes: on this machine an
+/// allocation costs more time than its instruction count shows. (The count is an atomic add
+/// per allocation: time `cargo bench`, not this probe.)
 struct Counting;
 
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
@@ -116,13 +117,14 @@ fn main() {
     let len = match which.as_str() {
         "floor" => run_floor(&rt, &store, n),
         "full" => run_full(&rt, &reg, &ctx, n),
-        // Futures are moved (memcpy) when polled through `block_on` and when nested: their
-        // size is part of the per-call cost.
+        // The observation the workload returns, as the model would see it.
         "show" => {
             let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));
             println!("{}", obs.to_json());
-            0
+            return;
         }
+        // Futures are moved (memcpy) when polled through `block_on` and when nested: their
+        // size is part of the per-call cost.
         "sizes" => {
             println!(
                 "Registry::handle future: {} bytes",
@@ -134,10 +136,10 @@ fn main() {
                 std::mem::size_of::<tool_contract::Prepared>(),
                 std::mem::size_of::<tool_contract::envelope::Observation>()
             );
-            0
+            return;
         }
         other => {
-            eprintln!("usage: perf_probe floor|full|sizes [N]; unknown workload {other:?}");
+            eprintln!("usage: perf_probe floor|full|show|sizes [N]; unknown workload {other:?}");
             std::process::exit(2);
         }
     };
