@@ -80,19 +80,21 @@ impl ApprovalSubject {
 /// [`Registry::deny`](crate::Registry::deny).
 #[derive(Debug)]
 pub struct ApprovalRequest {
-    subject: ApprovalSubject,
+    // Both boxed: a request travels in `Prepared` beside a ready call, and every call that
+    // needs no approval would otherwise move the request's size.
+    subject: Box<ApprovalSubject>,
     digest: String,
     // Held, not exposed: only a valid grant releases it.
-    pub(crate) call: PreparedCall,
+    pub(crate) call: Box<PreparedCall>,
 }
 
 impl ApprovalRequest {
     pub(crate) fn new(subject: ApprovalSubject, call: PreparedCall) -> Self {
         let digest = subject.digest();
         ApprovalRequest {
-            subject,
+            subject: Box::new(subject),
             digest,
-            call,
+            call: Box::new(call),
         }
     }
 

@@ -263,10 +263,11 @@ pub(crate) enum ClaimState {
     /// The executor claims it.
     #[default]
     Pending,
-    /// Already claimed (before an approval grant was consumed).
-    Claimed(Option<Held>),
+    /// Already claimed (before an approval grant was consumed). Boxed, as is `Early`: only
+    /// approved calls carry either, and every call's future holds this state.
+    Claimed(Box<Option<Held>>),
     /// Already decided that the call ends before its handler.
-    Early(Early),
+    Early(Box<Early>),
 }
 
 /// Releases a claim that will not be used (an approval refused after the claim).

@@ -455,7 +455,7 @@ impl Registry {
         let draft = Draft {
             call_id,
             started: Instant::now(),
-            record: Some(record),
+            record: Some(Box::new(record)),
             received_at_ms: self.received_at_ms(),
         };
         let issue = RepairIssue {
@@ -490,10 +490,12 @@ impl Registry {
         ctx: &ToolContext,
     ) -> Result<ValidatedCall, Rejection> {
         let started = Instant::now();
-        let record = self.inner.sink.as_ref().map(|_| ProposalRecord {
-            name: proposal.name.clone(),
-            arguments: proposal.arguments.clone(),
-            call_id: proposal.call_id.clone(),
+        let record = self.inner.sink.as_ref().map(|_| {
+            Box::new(ProposalRecord {
+                name: proposal.name.clone(),
+                arguments: proposal.arguments.clone(),
+                call_id: proposal.call_id.clone(),
+            })
         });
         let call_id = proposal
             .call_id
@@ -824,7 +826,7 @@ impl Registry {
         let err = ToolError::policy_denied("APPROVAL_DENIED", "a human declined this call")
             .with_detail("approver", approver.chars().take(256).collect::<String>())
             .with_detail("reason", reason.chars().take(500).collect::<String>());
-        self.refuse_prepared(request.call, err)
+        self.refuse_prepared(*request.call, err)
     }
 
     /// Runs the call `request` holds, if `grant` releases it: genuine (MAC), for this tenant,
@@ -869,9 +871,9 @@ impl Registry {
         if let Err(err) =
             crate::approval::check_grant(&self.inner.approval_key, grant, &request, now)
         {
-            return self.refuse_prepared(request.call, err);
+            return self.refuse_prepared(*request.call, err);
         }
-        let mut call = request.call;
+        let mut call = *request.call;
         // Time and budget before consumption: a call refused for either must not burn its
         // grant (a human may have approved it minutes after it was proposed).
         if let Err(err) = policy::check_deadline(call.entry.contract, &call.ctx) {
@@ -892,7 +894,7 @@ impl Registry {
         let held = match claimed {
             Ok(held) => held,
             Err(early) => {
-                call.claim = crate::idempotency::ClaimState::Early(early);
+                call.claim = crate::idempotency::ClaimState::Early(Box::new(early));
                 return self.execute(call).await;
             }
         };
@@ -920,7 +922,7 @@ impl Registry {
             }
             return self.refuse_prepared(call, err);
         }
-        call.claim = crate::idempotency::ClaimState::Claimed(held);
+        call.claim = crate::idempotency::ClaimState::Claimed(Box::new(held));
         call.gates = GATES_APPROVED;
         self.execute(call).await
     }
@@ -1001,11 +1003,14 @@ impl Registry {
             let receipt = Receipt {
                 call_id: draft.call_id,
                 received_at_ms: draft.received_at_ms,
-                proposal: draft.record.unwrap_or(ProposalRecord {
-                    name: proposed_name.to_owned(),
-                    arguments: Value::Null,
-                    call_id: None,
-                }),
+                proposal: draft.record.map_or_else(
+                    || ProposalRecord {
+                        name: proposed_name.to_owned(),
+                        arguments: Value::Null,
+                        call_id: None,
+                    },
+                    |r| *r,
+                ),
                 executed: None,
                 outcome: OutcomeRecord {
                     ok: false,
@@ -1032,7 +1037,7 @@ impl Registry {
 struct Draft {
     call_id: String,
     started: Instant,
-    record: Option<ProposalRecord>,
+    record: Option<Box<ProposalRecord>>,
     received_at_ms: u64,
 }
 
