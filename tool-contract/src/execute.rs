@@ -454,10 +454,10 @@ fn record(
 pub(crate) fn check_output(entry: &Entry, raw: Box<RawValue>, tree: Option<&Lite<'_>>) -> Output {
     let verdict = match tree {
         Some(tree) => verdict(entry, tree),
-        None => match Lite::parse(raw.get()) {
+        None => crate::tree::with_bump(|bump| match Lite::parse(raw.get(), bump) {
             Ok(tree) => verdict(entry, &tree),
             Err(_) => Err(vec!["output is not JSON the tree can read".to_owned()]),
-        },
+        }),
     };
     match verdict {
         Ok(provenance) => Output::Valid(raw, provenance),

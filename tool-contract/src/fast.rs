@@ -10,6 +10,7 @@
 use std::fmt;
 use std::sync::OnceLock;
 
+use bumpalo::Bump;
 use serde::de::{
     self, DeserializeSeed, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor,
 };
@@ -72,24 +73,26 @@ impl Args {
 /// `call_id`, string arguments, other members), left to the full path.
 pub(crate) fn proposal<'a>(
     raw: &'a str,
+    bump: &'a Bump,
     limits: &ProposalLimits,
 ) -> Option<(Lite<'a>, Option<Lite<'a>>, Lite<'a>)> {
     if raw.len() > limits.max_bytes {
         return None;
     }
-    let Lite::Object(members) = Lite::parse_checked(raw, limits.max_depth, limits.max_values)?
+    let Lite::Object(members) =
+        Lite::parse_checked(raw, bump, limits.max_depth, limits.max_values)?
     else {
         return None;
     };
     let (mut name, mut id, mut arguments) = (None, None, None);
     for (key, value) in members {
-        let slot = match key.as_ref() {
+        let slot = match *key {
             "name" => &mut name,
             "id" => &mut id,
             "arguments" => &mut arguments,
             _ => return None,
         };
-        *slot = Some(value);
+        *slot = Some(value.clone());
     }
     let name = name?;
     let arguments = arguments?;
@@ -177,11 +180,11 @@ impl<'de> Deserializer<'de> for LiteDe<'_, '_> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         match self.0 {
-            Lite::Str(s) => visitor.visit_enum(s.as_ref().into_deserializer()),
+            Lite::Str(s) => visitor.visit_enum((*s).into_deserializer()),
             Lite::Object(members) if members.len() == 1 => {
                 let (variant, value) = &members[0];
                 visitor.visit_enum(Variant {
-                    name: variant.as_ref(),
+                    name: variant,
                     value,
                 })
             }
@@ -234,7 +237,7 @@ impl<'de> SeqAccess<'de> for Seq<'_, '_> {
 }
 
 struct Members<'a, 'b> {
-    iter: std::slice::Iter<'a, (std::borrow::Cow<'b, str>, Lite<'b>)>,
+    iter: std::slice::Iter<'a, (&'b str, Lite<'b>)>,
     value: Option<&'a Lite<'b>>,
 }
 

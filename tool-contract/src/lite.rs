@@ -1,27 +1,38 @@
-//! A borrowed JSON tree for validating tool output without building a `serde_json::Value`.
+//! A borrowed JSON tree for validating proposals and tool output without building a
+//! `serde_json::Value`.
 //!
-//! The output is serialized once, to the text that becomes the envelope's `data`; this tree
-//! borrows that text (strings without escapes are not copied) so the output schema can check
-//! it. jsonschema validates custom representations through its `Json` traits.
+//! The tree borrows the text it was parsed from (strings without escapes are not copied) and
+//! lives in an arena (`bumpalo`): its containers are slices in the arena, so building one costs
+//! a bump per container instead of an allocation, and dropping it costs nothing (the arena is
+//! reset after the call). jsonschema validates custom representations through its `Json`
+//! traits.
 
 use std::borrow::Cow;
 use std::fmt;
+
+use bumpalo::Bump;
 
 use jsonschema::json::{Array, Json, JsonNumber, Node, NodeIdentity, Object};
 use jsonschema::types::JsonType;
 use serde::de::{self, Deserialize, Deserializer, Visitor};
 use serde_json::{Number, Value};
 
-/// One JSON value, borrowing from the text it was parsed from.
-#[derive(Debug, PartialEq)]
+/// One JSON value, borrowing from the text it was parsed from and from its arena.
+///
+/// Nothing in it owns memory, so it needs no drop: strings with escapes are decoded into the
+/// arena too.
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Lite<'a> {
     Null,
     Bool(bool),
     Number(Number),
-    Str(Cow<'a, str>),
-    Array(Vec<Lite<'a>>),
-    Object(Vec<(Cow<'a, str>, Lite<'a>)>),
+    Str(&'a str),
+    Array(&'a [Lite<'a>]),
+    Object(&'a [(&'a str, Lite<'a>)]),
 }
+
+/// An object's members while it is built or rewritten: in the arena, like the tree.
+pub(crate) type MembersIn<'a> = bumpalo::collections::Vec<'a, (&'a str, Lite<'a>)>;
 
 impl<'a> Lite<'a> {
     /// Parses `text`, borrowing from it.
@@ -33,8 +44,8 @@ impl<'a> Lite<'a> {
     /// serde_json itself: strings with escapes (surrogate pairs, lone surrogates) and numbers
     /// other than plain non-negative integers are decoded by it, so the tree is the one
     /// `serde_json::from_str` would give.
-    pub(crate) fn parse(text: &'a str) -> Result<Lite<'a>, ParseError> {
-        Parser::new(text, None).all()
+    pub(crate) fn parse(text: &'a str, bump: &'a Bump) -> Result<Lite<'a>, ParseError> {
+        Parser::new(text, bump, None).all()
     }
 
     /// Parses a model's proposal on the fast path, or refuses: `None` whenever the text is not
@@ -46,6 +57,7 @@ impl<'a> Lite<'a> {
     /// parser). What it accepts, it reads exactly as the full parser would.
     pub(crate) fn parse_checked(
         text: &'a str,
+        bump: &'a Bump,
         max_depth: usize,
         max_values: usize,
     ) -> Option<Self> {
@@ -54,21 +66,24 @@ impl<'a> Lite<'a> {
             max_values,
             values: 0,
         };
-        Parser::new(text, Some(limits)).all().ok()
+        Parser::new(text, bump, Some(limits)).all().ok()
     }
 
-    /// An owned tree for a value (a schema default added to the arguments).
-    pub(crate) fn from_value(value: &Value) -> Lite<'static> {
+    /// The tree of a value (a schema default added to the arguments), in `bump`.
+    pub(crate) fn from_value(value: &Value, bump: &'a Bump) -> Lite<'a> {
         match value {
             Value::Null => Lite::Null,
             Value::Bool(b) => Lite::Bool(*b),
             Value::Number(n) => Lite::Number(n.clone()),
-            Value::String(s) => Lite::Str(Cow::Owned(s.clone())),
-            Value::Array(items) => Lite::Array(items.iter().map(Lite::from_value).collect()),
+            Value::String(s) => Lite::Str(bump.alloc_str(s)),
+            Value::Array(items) => Lite::Array(
+                bump.alloc_slice_fill_iter(items.iter().map(|v| Lite::from_value(v, bump))),
+            ),
             Value::Object(m) => Lite::Object(
-                m.iter()
-                    .map(|(k, v)| (Cow::Owned(k.clone()), Lite::from_value(v)))
-                    .collect(),
+                bump.alloc_slice_fill_iter(
+                    m.iter()
+                        .map(|(k, v)| (&*bump.alloc_str(k), Lite::from_value(v, bump))),
+                ),
             ),
         }
     }
@@ -125,6 +140,7 @@ const MAX_DEPTH: usize = 127;
 
 struct Parser<'a> {
     text: &'a str,
+    bump: &'a Bump,
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
@@ -139,9 +155,10 @@ struct Checks {
 }
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str, checks: Option<Checks>) -> Self {
+    fn new(text: &'a str, bump: &'a Bump, checks: Option<Checks>) -> Self {
         Parser {
             text,
+            bump,
             bytes: text.as_bytes(),
             pos: 0,
             depth: 0,
@@ -217,7 +234,7 @@ impl<'a> Parser<'a> {
 
     fn array(&mut self) -> Result<Lite<'a>, ParseError> {
         self.enter()?;
-        let mut items = Vec::with_capacity(4);
+        let mut items = bumpalo::collections::Vec::with_capacity_in(4, self.bump);
         if !self.eat(b']') {
             loop {
                 items.push(self.value()?);
@@ -231,12 +248,12 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        Ok(Lite::Array(items))
+        Ok(Lite::Array(items.into_bump_slice()))
     }
 
     fn object(&mut self) -> Result<Lite<'a>, ParseError> {
         self.enter()?;
-        let mut members = Vec::with_capacity(8);
+        let mut members = MembersIn::with_capacity_in(8, self.bump);
         if !self.eat(b'}') {
             loop {
                 self.skip_ws();
@@ -261,18 +278,18 @@ impl<'a> Parser<'a> {
         if self.checks.is_some() && has_duplicate_key(&members) {
             return Err(ParseError);
         }
-        Ok(Lite::Object(members))
+        Ok(Lite::Object(members.into_bump_slice()))
     }
 
     /// The string starting at the opening quote under `pos`: borrowed when it has no escape.
-    fn string(&mut self) -> Result<Cow<'a, str>, ParseError> {
+    fn string(&mut self) -> Result<&'a str, ParseError> {
         let start = self.pos + 1;
         let mut i = self.special_from(start);
         match self.bytes.get(i) {
             Some(b'"') => {
                 self.pos = i + 1;
                 // `start` and `i` sit next to ASCII quotes, so both are char boundaries.
-                Ok(Cow::Borrowed(&self.text[start..i]))
+                Ok(&self.text[start..i])
             }
             Some(b'\\') => {
                 // Find the closing quote, stepping over each escape's second byte, then let
@@ -289,7 +306,7 @@ impl<'a> Parser<'a> {
                 let quoted = self.text.get(self.pos..=i).ok_or(ParseError)?;
                 self.pos = i + 1;
                 serde_json::from_str::<String>(quoted)
-                    .map(Cow::Owned)
+                    .map(|s| &*self.bump.alloc_str(&s))
                     .map_err(|_| ParseError)
             }
             // A control character, or the end of the text.
@@ -347,14 +364,14 @@ impl<'a> Parser<'a> {
 }
 
 /// Whether two members share a name: a scan for small objects, a sort for large ones.
-fn has_duplicate_key(members: &[(Cow<'_, str>, Lite<'_>)]) -> bool {
+fn has_duplicate_key(members: &[(&str, Lite<'_>)]) -> bool {
     if members.len() <= 16 {
         return members
             .iter()
             .enumerate()
             .any(|(i, (k, _))| members[..i].iter().any(|(other, _)| other == k));
     }
-    let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_ref()).collect();
+    let mut keys: Vec<&str> = members.iter().map(|(k, _)| *k).collect();
     keys.sort_unstable();
     keys.windows(2).any(|w| w[0] == w[1])
 }
@@ -401,7 +418,7 @@ impl Json for LiteJson {
         string: &str,
         f: impl FnOnce(Self::Node<'_>) -> T,
     ) -> T {
-        f(&Lite::Str(Cow::Borrowed(string)))
+        f(&Lite::Str(string))
     }
 }
 
@@ -426,7 +443,7 @@ impl JsonNumber for LiteNumber<'_> {
 }
 
 impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
-    type Object = &'a [(Cow<'a, str>, Lite<'a>)];
+    type Object = &'a [(&'a str, Lite<'a>)];
     type Array = &'a [Lite<'a>];
     type Number = LiteNumber<'a>;
 
@@ -444,8 +461,7 @@ impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
     }
     fn as_string(&self) -> Option<Cow<'a, str>> {
         match self {
-            Lite::Str(Cow::Borrowed(s)) => Some(Cow::Borrowed(s)),
-            Lite::Str(Cow::Owned(s)) => Some(Cow::Borrowed(s.as_str())),
+            Lite::Str(s) => Some(Cow::Borrowed(s)),
             _ => None,
         }
     }
@@ -497,7 +513,7 @@ impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
     }
 }
 
-impl<'a> Object<'a, LiteJson> for &'a [(Cow<'a, str>, Lite<'a>)] {
+impl<'a> Object<'a, LiteJson> for &'a [(&'a str, Lite<'a>)] {
     type Node = &'a Lite<'a>;
     type MemberName = &'a str;
     type MembersIter = Members<'a>;
@@ -513,12 +529,12 @@ impl<'a> Object<'a, LiteJson> for &'a [(Cow<'a, str>, Lite<'a>)] {
     }
 }
 
-pub(crate) struct Members<'a>(std::slice::Iter<'a, (Cow<'a, str>, Lite<'a>)>);
+pub(crate) struct Members<'a>(std::slice::Iter<'a, (&'a str, Lite<'a>)>);
 
 impl<'a> Iterator for Members<'a> {
     type Item = (&'a str, &'a Lite<'a>);
     fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(k, v)| (k.as_ref(), v))
+        self.0.next().map(|(k, v)| (*k, v))
     }
 }
 
@@ -559,6 +575,7 @@ mod tests {
     /// The same verdicts as serde_json's own representation, over a spread of keywords.
     #[test]
     fn agrees_with_serde_json_values() {
+        let bump = Bump::new();
         let schema = json!({
             "type": "object",
             "properties": {
@@ -596,7 +613,7 @@ mod tests {
             json!({}),
         ] {
             let text = instance.to_string();
-            let tree = Lite::parse(&text).unwrap();
+            let tree = Lite::parse(&text, &bump).unwrap();
             assert_eq!(
                 lite.is_valid(&tree),
                 plain.is_valid(&instance),
@@ -609,6 +626,7 @@ mod tests {
     /// tree, including escapes, surrogates, number edge cases and the nesting limit.
     #[test]
     fn parses_like_serde_json() {
+        let bump = Bump::new();
         let deep_ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
         let deep_bad = format!("{}{}", "[".repeat(128), "]".repeat(128));
         let long = format!("\"{}\\n{}\"", "a".repeat(37), "é".repeat(9));
@@ -671,7 +689,7 @@ mod tests {
             &long,
         ];
         for text in cases {
-            let ours = Lite::parse(text).map(|t| t.value()).ok();
+            let ours = Lite::parse(text, &bump).map(|t| t.value()).ok();
             let theirs = serde_json::from_str::<Value>(text).ok();
             assert_eq!(ours, theirs, "{text:?}");
         }
@@ -716,7 +734,7 @@ mod tests {
         #[test]
         fn reads_whatever_serde_json_writes(v in any_json()) {
             for text in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
-                let ours = Lite::parse(&text).map(|t| t.value()).ok();
+                let ours = Lite::parse(&text, &Bump::new()).map(|t| t.value()).ok();
                 proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
             }
         }
@@ -724,13 +742,14 @@ mod tests {
         /// On any text at all, it accepts and refuses exactly what serde_json does.
         #[test]
         fn same_verdict_on_any_text(text in "[\\[\\]{}\",:0-9a-z.eE+\\\\ -]{0,24}") {
-            let ours = Lite::parse(&text).map(|t| t.value()).ok();
+            let ours = Lite::parse(&text, &Bump::new()).map(|t| t.value()).ok();
             proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
         }
     }
 
     #[test]
     fn unique_items_agree_with_jsonschema() {
+        let bump = Bump::new();
         for items in [
             json!([]),
             json!(["a"]),
@@ -746,7 +765,7 @@ mod tests {
             ]),
         ] {
             let text = items.to_string();
-            let tree = Lite::parse(&text).unwrap();
+            let tree = Lite::parse(&text, &bump).unwrap();
             let Lite::Array(elements) = &tree else {
                 panic!()
             };
@@ -754,7 +773,7 @@ mod tests {
                 panic!()
             };
             assert_eq!(
-                Array::<LiteJson>::is_unique(&elements.as_slice()),
+                Array::<LiteJson>::is_unique(elements),
                 jsonschema::json::unique::is_unique(values),
                 "{items}"
             );
@@ -764,6 +783,7 @@ mod tests {
     /// In-place equality agrees with the general rule on every pair of kinds.
     #[test]
     fn equality_agrees_with_jsonschema() {
+        let bump = Bump::new();
         let values = [
             json!(null),
             json!(true),
@@ -780,7 +800,7 @@ mod tests {
         ];
         for left in &values {
             let text = left.to_string();
-            let tree = Lite::parse(&text).unwrap();
+            let tree = Lite::parse(&text, &bump).unwrap();
             for right in &values {
                 assert_eq!(
                     Node::<LiteJson>::equals_value(&&tree, right),
@@ -793,12 +813,16 @@ mod tests {
 
     #[test]
     fn borrows_plain_strings_and_looks_up_pointers() {
+        let bump = Bump::new();
         let text = r#"{"a": {"b/c": ["x", "y\n"]}}"#;
-        let tree = Lite::parse(text).unwrap();
-        let Some(Lite::Str(Cow::Borrowed("x"))) = tree.pointer("/a/b~1c/0") else {
+        let tree = Lite::parse(text, &bump).unwrap();
+        // Plain strings point into the text itself; escaped ones are decoded into the arena.
+        let Some(Lite::Str(x)) = tree.pointer("/a/b~1c/0") else {
             panic!("{tree:?}")
         };
-        assert!(matches!(tree.pointer("/a/b~1c/1"), Some(Lite::Str(Cow::Owned(s))) if s == "y\n"));
+        assert_eq!(*x, "x");
+        assert!(text.as_bytes().as_ptr_range().contains(&x.as_ptr()));
+        assert!(matches!(tree.pointer("/a/b~1c/1"), Some(Lite::Str(s)) if *s == "y\n"));
         assert!(tree.pointer("/a/missing").is_none());
         for bad in ["/a/b~1c/+1", "/a/b~1c/01", "/a/b~1c/"] {
             assert!(tree.pointer(bad).is_none(), "{bad}");

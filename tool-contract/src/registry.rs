@@ -573,17 +573,21 @@ impl Registry {
         }
         let started = Instant::now();
         let limits = &self.inner.limits;
-        let (name, id, mut args) = crate::fast::proposal(raw, limits)?;
-        let crate::lite::Lite::Str(name) = &name else {
-            return None;
-        };
-        let entry = Arc::clone(self.lookup(name, ctx).ok()?);
-        if !entry.plan.apply_lite(&mut args) || !entry.input_lite.is_valid(&args) {
-            return None;
-        }
-        let decoded = entry.runner.decode_lite(&args)?;
+        // The proposal's tree lives in the thread's arena until its arguments are decoded.
+        let (entry, decoded, call_id) = crate::tree::with_bump(|bump| {
+            let (name, id, mut args) = crate::fast::proposal(raw, bump, limits)?;
+            let crate::lite::Lite::Str(name) = name else {
+                return None;
+            };
+            let entry = Arc::clone(self.lookup(name, ctx).ok()?);
+            if !entry.plan.apply_lite(&mut args, bump) || !entry.input_lite.is_valid(&args) {
+                return None;
+            }
+            let decoded = entry.runner.decode_lite(&args)?;
+            Some((entry, decoded, crate::fast::call_id(id.as_ref())))
+        })?;
         let draft = Draft {
-            call_id: crate::fast::call_id(id.as_ref()).unwrap_or_else(|| self.next_call_id()),
+            call_id: call_id.unwrap_or_else(|| self.next_call_id()),
             started,
             record: None,
             received_at_ms: self.received_at_ms(),

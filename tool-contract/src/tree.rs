@@ -13,7 +13,6 @@
 //! (shortest round-trip digits); reading the text back could, in rare cases, land one unit in
 //! the last place away, since serde_json's float parsing is not correctly rounded.
 
-use std::borrow::Cow;
 use std::cell::{RefCell, RefMut};
 use std::fmt;
 
@@ -22,7 +21,9 @@ use bumpalo::Bump;
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::Number;
 
-use crate::lite::Lite;
+use bumpalo::collections::Vec as BumpVec;
+
+use crate::lite::{Lite, MembersIn};
 
 /// "Parse the text instead": not an error of the output itself.
 #[derive(Debug)]
@@ -78,13 +79,12 @@ pub(crate) fn with_bump<R>(f: impl FnOnce(&Bump) -> R) -> R {
 }
 
 type Tree<'b> = Lite<'b>;
-type Members<'b> = Vec<(Cow<'b, str>, Tree<'b>)>;
 
 #[derive(Clone, Copy)]
 struct TreeSer<'b>(&'b Bump);
 
-fn variant<'b>(name: &'static str, value: Tree<'b>) -> Tree<'b> {
-    Lite::Object(vec![(Cow::Borrowed(name), value)])
+fn variant<'b>(name: &'static str, value: Tree<'b>, bump: &'b Bump) -> Tree<'b> {
+    Lite::Object(bump.alloc_slice_fill_iter([(name, value)]))
 }
 
 impl<'b> ser::Serializer for TreeSer<'b> {
@@ -138,17 +138,15 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         Number::from_f64(v).map(Lite::Number).ok_or(GiveUp)
     }
     fn serialize_char(self, v: char) -> Result<Tree<'b>, GiveUp> {
-        Ok(Lite::Str(Cow::Borrowed(
-            self.0.alloc_str(v.encode_utf8(&mut [0; 4])),
-        )))
+        Ok(Lite::Str(self.0.alloc_str(v.encode_utf8(&mut [0; 4]))))
     }
     fn serialize_str(self, v: &str) -> Result<Tree<'b>, GiveUp> {
-        Ok(Lite::Str(Cow::Borrowed(self.0.alloc_str(v))))
+        Ok(Lite::Str(self.0.alloc_str(v)))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Tree<'b>, GiveUp> {
-        Ok(Lite::Array(
-            v.iter().map(|b| Lite::Number((*b).into())).collect(),
-        ))
+        Ok(Lite::Array(self.0.alloc_slice_fill_iter(
+            v.iter().map(|b| Lite::Number((*b).into())),
+        )))
     }
     fn serialize_none(self) -> Result<Tree<'b>, GiveUp> {
         Ok(Lite::Null)
@@ -168,7 +166,7 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         _index: u32,
         variant: &'static str,
     ) -> Result<Tree<'b>, GiveUp> {
-        Ok(Lite::Str(Cow::Borrowed(variant)))
+        Ok(Lite::Str(variant))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -184,11 +182,11 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         name: &'static str,
         value: &T,
     ) -> Result<Tree<'b>, GiveUp> {
-        Ok(variant(name, value.serialize(self)?))
+        Ok(variant(name, value.serialize(self)?, self.0))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'b>, GiveUp> {
         Ok(Seq {
-            items: Vec::with_capacity(len.unwrap_or(4)),
+            items: BumpVec::with_capacity_in(len.unwrap_or(4), self.0),
             variant: None,
             bump: self.0,
         })
@@ -207,14 +205,14 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         len: usize,
     ) -> Result<Seq<'b>, GiveUp> {
         Ok(Seq {
-            items: Vec::with_capacity(len),
+            items: BumpVec::with_capacity_in(len, self.0),
             variant: Some(name),
             bump: self.0,
         })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Map<'b>, GiveUp> {
         Ok(Map {
-            members: Vec::with_capacity(len.unwrap_or(8)),
+            members: MembersIn::with_capacity_in(len.unwrap_or(8), self.0),
             key: None,
             variant: None,
             bump: self.0,
@@ -235,7 +233,7 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         len: usize,
     ) -> Result<Map<'b>, GiveUp> {
         Ok(Map {
-            members: Vec::with_capacity(len),
+            members: MembersIn::with_capacity_in(len, self.0),
             key: None,
             variant: Some(name),
             bump: self.0,
@@ -244,7 +242,7 @@ impl<'b> ser::Serializer for TreeSer<'b> {
 }
 
 struct Seq<'b> {
-    items: Vec<Tree<'b>>,
+    items: BumpVec<'b, Tree<'b>>,
     variant: Option<&'static str>,
     bump: &'b Bump,
 }
@@ -255,9 +253,9 @@ impl<'b> Seq<'b> {
         Ok(())
     }
     fn done(self) -> Result<Tree<'b>, GiveUp> {
-        let array = Lite::Array(self.items);
+        let array = Lite::Array(self.items.into_bump_slice());
         Ok(match self.variant {
-            Some(name) => variant(name, array),
+            Some(name) => variant(name, array, self.bump),
             None => array,
         })
     }
@@ -287,17 +285,17 @@ seq_impl!(
 );
 
 struct Map<'b> {
-    members: Members<'b>,
-    key: Option<Cow<'b, str>>,
+    members: MembersIn<'b>,
+    key: Option<&'b str>,
     variant: Option<&'static str>,
     bump: &'b Bump,
 }
 
 impl<'b> Map<'b> {
     fn done(self) -> Result<Tree<'b>, GiveUp> {
-        let object = Lite::Object(self.members);
+        let object = Lite::Object(self.members.into_bump_slice());
         Ok(match self.variant {
-            Some(name) => variant(name, object),
+            Some(name) => variant(name, object, self.bump),
             None => object,
         })
     }
@@ -332,7 +330,7 @@ macro_rules! struct_impl {
                 key: &'static str,
                 value: &T,
             ) -> Result<(), GiveUp> {
-                self.members.push((Cow::Borrowed(key), value.serialize(TreeSer(self.bump))?));
+                self.members.push((key, value.serialize(TreeSer(self.bump))?));
                 Ok(())
             }
             fn end(self) -> Result<Tree<'b>, GiveUp> {
@@ -348,18 +346,18 @@ struct_impl!(SerializeStruct, SerializeStructVariant);
 struct KeySer<'b>(&'b Bump);
 
 impl<'b> ser::Serializer for KeySer<'b> {
-    type Ok = Cow<'b, str>;
+    type Ok = &'b str;
     type Error = GiveUp;
-    type SerializeSeq = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeTuple = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeTupleStruct = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeTupleVariant = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeMap = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeStruct = Impossible<Cow<'b, str>, GiveUp>;
-    type SerializeStructVariant = Impossible<Cow<'b, str>, GiveUp>;
+    type SerializeSeq = Impossible<&'b str, GiveUp>;
+    type SerializeTuple = Impossible<&'b str, GiveUp>;
+    type SerializeTupleStruct = Impossible<&'b str, GiveUp>;
+    type SerializeTupleVariant = Impossible<&'b str, GiveUp>;
+    type SerializeMap = Impossible<&'b str, GiveUp>;
+    type SerializeStruct = Impossible<&'b str, GiveUp>;
+    type SerializeStructVariant = Impossible<&'b str, GiveUp>;
 
     fn serialize_str(self, v: &str) -> Result<Self::Ok, GiveUp> {
-        Ok(Cow::Borrowed(self.0.alloc_str(v)))
+        Ok(self.0.alloc_str(v))
     }
     fn serialize_unit_variant(
         self,
@@ -367,7 +365,7 @@ impl<'b> ser::Serializer for KeySer<'b> {
         _index: u32,
         variant: &'static str,
     ) -> Result<Self::Ok, GiveUp> {
-        Ok(Cow::Borrowed(variant))
+        Ok(variant)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
@@ -567,7 +565,7 @@ mod tests {
         crate::json_text::write_tree(&mut written, &tree);
         let direct = serde_json::to_string(&out).unwrap();
         assert_eq!(written, direct);
-        assert_eq!(Lite::parse(&direct).unwrap(), tree);
+        assert_eq!(Lite::parse(&direct, &bump).unwrap(), tree);
     }
 
     /// Each use of the thread's arena starts empty, and a nested use gets its own.

@@ -1,7 +1,6 @@
 //! Stage 3: structural validation (the compiled schema, every error), semantic checks (the
 //! args' hook), and the repair loop's feedback.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -9,7 +8,9 @@ use serde_json::{Map, Value};
 
 use crate::envelope::Observation;
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
-use crate::lite::Lite;
+use bumpalo::Bump;
+
+use crate::lite::{Lite, MembersIn};
 
 /// Most issues one feedback carries; the rest are left for the next repair round.
 pub const MAX_ISSUES: usize = 32;
@@ -316,47 +317,90 @@ impl ArgsPlan {
     /// to the full path instead: a null to drop (where the `Value` path's removal decides the
     /// members' order) or a plan too large for the bit sets. Defaults are appended, as
     /// `Map::insert` appends them.
-    pub(crate) fn apply_lite(&self, args: &mut Lite<'_>) -> bool {
+    pub(crate) fn apply_lite<'a>(&'a self, args: &mut Lite<'a>, bump: &'a Bump) -> bool {
         match args {
-            Lite::Object(members) => self.apply_members(members),
+            Lite::Object(members) => match self.apply_members(members, bump) {
+                Some(applied) => {
+                    *members = applied;
+                    true
+                }
+                None => false,
+            },
             _ => true,
         }
     }
 
-    fn apply_members(&self, members: &mut Vec<(Cow<'_, str>, Lite<'_>)>) -> bool {
+    /// `members` with the plan applied; a copy in `bump` only where something changed (the
+    /// tree's slices are shared, never written in place). `None`: take the full path.
+    fn apply_members<'a>(
+        &'a self,
+        members: &'a [(&'a str, Lite<'a>)],
+        bump: &'a Bump,
+    ) -> Option<&'a [(&'a str, Lite<'a>)]> {
         if self.props.len() > 16 {
-            return false;
+            return None;
         }
+        let copy_of = |members: &[(&'a str, Lite<'a>)]| {
+            let mut copy = MembersIn::with_capacity_in(members.len() + 2, bump);
+            copy.extend(members.iter().cloned());
+            copy
+        };
         let mut present = 0u32;
-        for (key, value) in members.iter_mut() {
+        let mut copy: Option<MembersIn<'a>> = None;
+        for (at, (key, value)) in members.iter().enumerate() {
             let Some(i) = self.props.iter().position(|p| p.name == *key) else {
                 continue;
             };
             present |= 1 << i;
             let p = &self.props[i];
-            let ok = match value {
-                Lite::Null if p.drop_null => false,
-                Lite::Object(inner) => p.nested.as_ref().is_none_or(|n| n.apply_members(inner)),
-                Lite::Array(items) => p.items.as_ref().is_none_or(|n| {
-                    items.iter_mut().all(|item| match item {
-                        Lite::Object(inner) => n.apply_members(inner),
-                        _ => true,
-                    })
-                }),
-                _ => true,
+            let changed = match value {
+                Lite::Null if p.drop_null => return None,
+                Lite::Object(inner) => match &p.nested {
+                    Some(n) => {
+                        let applied = n.apply_members(inner, bump)?;
+                        (!std::ptr::eq(applied, *inner)).then_some(Lite::Object(applied))
+                    }
+                    None => None,
+                },
+                Lite::Array(items) => match &p.items {
+                    Some(n) => n.apply_items(items, bump)?.map(Lite::Array),
+                    None => None,
+                },
+                _ => None,
             };
-            if !ok {
-                return false;
+            if let Some(changed) = changed {
+                copy.get_or_insert_with(|| copy_of(members))[at].1 = changed;
             }
         }
         for (i, p) in self.props.iter().enumerate() {
             if let Some(d) = &p.default {
                 if present & (1 << i) == 0 {
-                    members.push((Cow::Owned(p.name.clone()), Lite::from_value(d)));
+                    copy.get_or_insert_with(|| copy_of(members))
+                        .push((p.name.as_str(), Lite::from_value(d, bump)));
                 }
             }
         }
-        true
+        Some(copy.map_or(members, MembersIn::into_bump_slice))
+    }
+
+    /// An array's object items with the plan applied: `Some(None)` when none changed.
+    fn apply_items<'a>(
+        &'a self,
+        items: &'a [Lite<'a>],
+        bump: &'a Bump,
+    ) -> Option<Option<&'a [Lite<'a>]>> {
+        let mut copy: Option<bumpalo::collections::Vec<'a, Lite<'a>>> = None;
+        for (at, item) in items.iter().enumerate() {
+            if let Lite::Object(inner) = item {
+                let applied = self.apply_members(inner, bump)?;
+                if !std::ptr::eq(applied, *inner) {
+                    copy.get_or_insert_with(|| {
+                        bumpalo::collections::Vec::from_iter_in(items.iter().cloned(), bump)
+                    })[at] = Lite::Object(applied);
+                }
+            }
+        }
+        Some(copy.map(|c| c.into_bump_slice()))
     }
 
     fn apply_map_hashed(&self, map: &mut Map<String, Value>) {
