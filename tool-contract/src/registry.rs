@@ -123,7 +123,7 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            // Serialized once: into a tree (its strings in the thread's arena) that is checked
+            // Serialized once: into a tree (in the thread's arena) that is checked
             // and from which the envelope's text is written; for what the tree cannot stand
             // for, straight to the text, which is then parsed to be checked. Like serializing,
             // the check is part of the attempt: its time counts as the attempt's, and a panic

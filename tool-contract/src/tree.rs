@@ -43,21 +43,23 @@ impl ser::Error for GiveUp {
     }
 }
 
-/// The tree of `value`, its strings in `bump`, or `None` when only its text tells (see the
+/// The tree of `value`, in `bump`, or `None` when only its text tells (see the
 /// module docs).
 pub(crate) fn tree_of<'b, T: Serialize + ?Sized>(value: &T, bump: &'b Bump) -> Option<Lite<'b>> {
     value.serialize(TreeSer(bump)).ok()
 }
 
-/// Runs `f` with this thread's string arena, reset afterwards: the output tree's strings cost
-/// one bump each instead of an allocation and a free (a tree lives only while its output is
-/// checked and written, with no `.await` in between). A nested use on the same thread (a
-/// `Serialize` impl that runs a tool) gets an arena of its own.
+/// Runs `f` with this thread's tree arena, reset afterwards: a tree's strings and containers
+/// cost one bump each instead of an allocation and a free. A tree lives only while it is
+/// checked (and, for an output, written), with no `.await` in between: the proposal's until
+/// its arguments are decoded, the output's until its text is written. A nested use on the
+/// same thread (a `Serialize` or `Deserialize` impl that runs a tool) gets an arena of its
+/// own.
 pub(crate) fn with_bump<R>(f: impl FnOnce(&Bump) -> R) -> R {
-    // An arena grown past this by one large output is dropped rather than kept for the thread.
+    // An arena grown past this by one large tree is dropped rather than kept for the thread.
     const KEEP: usize = 1 << 20;
-    /// Empties the arena when the use ends, also when a `Serialize` impl panicked: an idle
-    /// thread must not keep a large output's strings.
+    /// Empties the arena when the use ends, also when a host impl panicked: an idle thread
+    /// must not keep a large tree.
     struct Reset<'a>(RefMut<'a, Bump>);
     impl Drop for Reset<'_> {
         fn drop(&mut self) {
