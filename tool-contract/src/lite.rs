@@ -35,7 +35,8 @@ pub(crate) enum Lite<'a> {
 pub(crate) type MembersIn<'a> = bumpalo::collections::Vec<'a, (&'a str, Lite<'a>)>;
 
 impl<'a> Lite<'a> {
-    /// Parses `text`, borrowing from it.
+    /// Parses `text`, borrowing its unescaped strings from it; containers and decoded
+    /// strings are allocated in `bump`, so the tree is freed with the arena, not dropped.
     ///
     /// A hand-written recursive-descent parser rather than serde_json's `Deserializer`: the
     /// output is parsed on every call, and going through serde's visitor machinery cost about

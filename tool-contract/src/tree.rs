@@ -190,7 +190,6 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         Ok(Seq {
             items: BumpVec::with_capacity_in(len.unwrap_or(4), self.0),
             variant: None,
-            bump: self.0,
         })
     }
     fn serialize_tuple(self, len: usize) -> Result<Seq<'b>, GiveUp> {
@@ -209,7 +208,6 @@ impl<'b> ser::Serializer for TreeSer<'b> {
         Ok(Seq {
             items: BumpVec::with_capacity_in(len, self.0),
             variant: Some(name),
-            bump: self.0,
         })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Map<'b>, GiveUp> {
@@ -217,7 +215,6 @@ impl<'b> ser::Serializer for TreeSer<'b> {
             members: MembersIn::with_capacity_in(len.unwrap_or(8), self.0),
             key: None,
             variant: None,
-            bump: self.0,
         })
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Map<'b>, GiveUp> {
@@ -238,7 +235,6 @@ impl<'b> ser::Serializer for TreeSer<'b> {
             members: MembersIn::with_capacity_in(len, self.0),
             key: None,
             variant: Some(name),
-            bump: self.0,
         })
     }
 }
@@ -246,18 +242,19 @@ impl<'b> ser::Serializer for TreeSer<'b> {
 struct Seq<'b> {
     items: BumpVec<'b, Tree<'b>>,
     variant: Option<&'static str>,
-    bump: &'b Bump,
 }
 
 impl<'b> Seq<'b> {
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), GiveUp> {
-        self.items.push(value.serialize(TreeSer(self.bump))?);
+        let bump = self.items.bump();
+        self.items.push(value.serialize(TreeSer(bump))?);
         Ok(())
     }
     fn done(self) -> Result<Tree<'b>, GiveUp> {
+        let bump = self.items.bump();
         let array = Lite::Array(self.items.into_bump_slice());
         Ok(match self.variant {
-            Some(name) => variant(name, array, self.bump),
+            Some(name) => variant(name, array, bump),
             None => array,
         })
     }
@@ -290,14 +287,14 @@ struct Map<'b> {
     members: MembersIn<'b>,
     key: Option<&'b str>,
     variant: Option<&'static str>,
-    bump: &'b Bump,
 }
 
 impl<'b> Map<'b> {
     fn done(self) -> Result<Tree<'b>, GiveUp> {
+        let bump = self.members.bump();
         let object = Lite::Object(self.members.into_bump_slice());
         Ok(match self.variant {
-            Some(name) => variant(name, object, self.bump),
+            Some(name) => variant(name, object, bump),
             None => object,
         })
     }
@@ -307,13 +304,13 @@ impl<'b> ser::SerializeMap for Map<'b> {
     type Ok = Tree<'b>;
     type Error = GiveUp;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), GiveUp> {
-        self.key = Some(key.serialize(KeySer(self.bump))?);
+        self.key = Some(key.serialize(KeySer(self.members.bump()))?);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), GiveUp> {
         let key = self.key.take().ok_or(GiveUp)?;
-        self.members
-            .push((key, value.serialize(TreeSer(self.bump))?));
+        let bump = self.members.bump();
+        self.members.push((key, value.serialize(TreeSer(bump))?));
         Ok(())
     }
     fn end(self) -> Result<Tree<'b>, GiveUp> {
@@ -332,7 +329,8 @@ macro_rules! struct_impl {
                 key: &'static str,
                 value: &T,
             ) -> Result<(), GiveUp> {
-                self.members.push((key, value.serialize(TreeSer(self.bump))?));
+                let bump = self.members.bump();
+                self.members.push((key, value.serialize(TreeSer(bump))?));
                 Ok(())
             }
             fn end(self) -> Result<Tree<'b>, GiveUp> {

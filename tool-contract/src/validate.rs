@@ -3,13 +3,12 @@
 
 use std::collections::HashMap;
 
+use bumpalo::Bump;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::envelope::Observation;
 use crate::error::{ErrorCategory, ToolError, ValidationIssue};
-use bumpalo::Bump;
-
 use crate::lite::{Lite, MembersIn};
 
 /// Most issues one feedback carries; the rest are left for the next repair round.
