@@ -7,7 +7,8 @@
 //! * naive: the floor plus compiling the input schema on every call, as hosts often do, and
 //!   the same with the output schema compiled and checked too (the checks the pipeline makes);
 //! * throughput: 6400 full-pipeline calls from 1 task, and from 64 tasks (each with its own
-//!   context, as each request has), on a 2-worker runtime.
+//!   context, as each request has), on a 2-worker runtime; the same split for the floor and for
+//!   register arithmetic, as controls of what the machine itself gives.
 
 mod common;
 use common::mean_ns;
@@ -49,9 +50,32 @@ async fn full_call(reg: &Registry, ctx: &ToolContext) -> String {
     black_box(obs.to_json())
 }
 
+/// What a batch runs.
+#[derive(Clone, Copy)]
+enum Work {
+    /// The full pipeline.
+    Full,
+    /// The floor alone: how far this machine scales serde, the handler and the allocator.
+    Floor,
+    /// Register arithmetic only, no memory traffic and no allocation: how much of its two
+    /// cores the host gives at that moment, whatever the code.
+    Spin,
+}
+
+/// One unit of `Work::Spin`: about as long as a floor call (1.1 ns a step here), and nothing
+/// but a dependent chain of multiply-adds. `black_box` on every step, because without it LLVM
+/// folds the chain and a unit takes 33 ns, which measures task spawning instead.
+fn spin() -> u64 {
+    let mut x = black_box(1u64);
+    for _ in 0..black_box(1_500u32) {
+        x = black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
+    }
+    x
+}
+
 /// `BATCH` calls split over `tasks` spawned tasks, awaited. Each task has its own context, as
 /// each request in a server has, so no two tasks share its reference count.
-async fn batch(tasks: usize, floor: bool, reg: &Registry, store: &DocumentStore) {
+async fn batch(tasks: usize, work: Work, reg: &Registry, store: &DocumentStore) {
     let per_task = BATCH / tasks;
     let handles: Vec<_> = (0..tasks)
         .map(|_| {
@@ -60,10 +84,10 @@ async fn batch(tasks: usize, floor: bool, reg: &Registry, store: &DocumentStore)
             let ctx = ctx(&store);
             tokio::spawn(async move {
                 for _ in 0..per_task {
-                    if floor {
-                        floor_call(&store).await;
-                    } else {
-                        full_call(&reg, &ctx).await;
+                    match work {
+                        Work::Full => drop(full_call(&reg, &ctx).await),
+                        Work::Floor => drop(floor_call(&store).await),
+                        Work::Spin => drop(spin()),
                     }
                 }
             })
@@ -138,16 +162,18 @@ fn throughput(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("throughput");
     g.throughput(criterion::Throughput::Elements(BATCH as u64));
-    for tasks in [1usize, 64] {
-        g.bench_function(format!("{tasks}_tasks_x{BATCH}"), |b| {
-            b.to_async(&rt).iter(|| batch(tasks, false, &reg, &store))
-        });
-    }
-    // The same split for the floor alone: how far this machine's two cores scale at all.
-    for tasks in [1usize, 64] {
-        g.bench_function(format!("floor_{tasks}_tasks_x{BATCH}"), |b| {
-            b.to_async(&rt).iter(|| batch(tasks, true, &reg, &store))
-        });
+    // The same split for the floor alone and for pure arithmetic: how far this machine's two
+    // cores scale at all.
+    for (prefix, work) in [
+        ("", Work::Full),
+        ("floor_", Work::Floor),
+        ("spin_", Work::Spin),
+    ] {
+        for tasks in [1usize, 64] {
+            g.bench_function(format!("{prefix}{tasks}_tasks_x{BATCH}"), |b| {
+                b.to_async(&rt).iter(|| batch(tasks, work, &reg, &store))
+            });
+        }
     }
     g.finish();
 }
@@ -196,10 +222,18 @@ fn report() {
             one / many
         );
     }
-    let floor_one = mean_ns("throughput", &format!("floor_1_tasks_x{BATCH}"));
-    let floor_many = mean_ns("throughput", &format!("floor_64_tasks_x{BATCH}"));
-    if let (Some(one), Some(many)) = (floor_one, floor_many) {
-        println!("| control: the floor alone, 64 tasks vs 1 | | {:.2}× 1 task | the machine's own scaling |", one / many);
+    for (prefix, label) in [
+        ("floor_", "control: the floor alone"),
+        ("spin_", "control: register arithmetic alone"),
+    ] {
+        let one = mean_ns("throughput", &format!("{prefix}1_tasks_x{BATCH}"));
+        let many = mean_ns("throughput", &format!("{prefix}64_tasks_x{BATCH}"));
+        if let (Some(one), Some(many)) = (one, many) {
+            println!(
+                "| {label}, 64 tasks vs 1 | | {:.2}× 1 task | the machine's own scaling |",
+                one / many
+            );
+        }
     }
 }
 
@@ -255,20 +289,25 @@ fn paired() {
         .enable_all()
         .build()
         .unwrap();
-    let batches = |tasks: usize, floor: bool| {
+    let batches = |tasks: usize, work: Work| {
         time(|| {
             mt.block_on(async {
-                batch(tasks, floor, &reg, &store).await;
+                batch(tasks, work, &reg, &store).await;
             })
         })
     };
-    batches(64, false);
-    let scaling: Vec<f64> = (0..ROUNDS)
-        .map(|_| batches(1, false) / batches(64, false))
-        .collect();
-    let control: Vec<f64> = (0..ROUNDS)
-        .map(|_| batches(1, true) / batches(64, true))
-        .collect();
+    batches(64, Work::Full);
+    // The three splits share each round, so the pipeline's scaling is set against the
+    // machine's at the same moment, and their per-round quotient cancels what the host did.
+    let (mut scaling, mut control, mut spin, mut relative) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..ROUNDS {
+        let full = batches(1, Work::Full) / batches(64, Work::Full);
+        let floor = batches(1, Work::Floor) / batches(64, Work::Floor);
+        spin.push(batches(1, Work::Spin) / batches(64, Work::Spin));
+        scaling.push(full);
+        control.push(floor);
+        relative.push(full / floor);
+    }
 
     println!("\n| paired, {ROUNDS} alternating rounds | median ratio | target |");
     println!("|---|---|---|");
@@ -280,6 +319,14 @@ fn paired() {
     println!(
         "| control: the floor, 64 tasks / 1 task | {} | the machine's own scaling |",
         summary(control)
+    );
+    println!(
+        "| control: register arithmetic, 64 tasks / 1 task | {} | the machine's own scaling |",
+        summary(spin)
+    );
+    println!(
+        "| the pipeline's scaling / the floor's, per round | {} | |",
+        summary(relative)
     );
 }
 

@@ -81,6 +81,29 @@ impl Client {
         let id = self.next_id;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        self.response(id).await
+    }
+
+    /// Sends `tools/call` with `arguments` as written, byte for byte (a `Value` would already
+    /// have resolved duplicate keys and rounded big numbers), and returns its result.
+    async fn call_text(&mut self, tool: &str, arguments: &str) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let line = format!(
+            r#"{{"jsonrpc": "2.0", "id": {id}, "method": "tools/call", "params": {{"name": {}, "arguments": {arguments}}}}}"#,
+            Value::from(tool)
+        );
+        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.write.write_all(b"\n").await.unwrap();
+        let response = self.response(id).await;
+        response
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("not a result: {response}"))
+    }
+
+    /// Reads until the response to request `id`, answering server-to-client requests meanwhile.
+    async fn response(&mut self, id: u64) -> Value {
         loop {
             let line = tokio::time::timeout(WAIT, self.lines.next_line())
                 .await
@@ -319,6 +342,40 @@ async fn arguments_get_the_registrys_proposal_limits() {
         envelope["error"]["code"], "INPUT_VALIDATION_FAILED",
         "{response}"
     );
+    client.close().await;
+}
+
+#[tokio::test]
+async fn arguments_keep_the_number_policy_and_duplicate_keys_resolve_as_documented() {
+    let mut client = seed_client().await;
+    // rmcp decodes the message first: an integer past u64 arrives as a float, and the
+    // pipeline's number policy still refuses it rather than rounding it.
+    for top_k in ["18446744073709551616", "9007199254740993.0", "1e20"] {
+        let result = client
+            .call_text(
+                "search_documents",
+                &format!(r#"{{"query": "refund policy", "top_k": {top_k}}}"#),
+            )
+            .await;
+        assert_eq!(result["isError"], true, "{top_k}: {result}");
+        assert_eq!(
+            result["structuredContent"]["error"]["code"], "NUMBER_OUT_OF_RANGE",
+            "{top_k}: {result}"
+        );
+    }
+    // A duplicate key cannot be seen once rmcp has decoded the message: the last one wins, and
+    // that one value is what is validated and run (the module docs say so).
+    let result = client
+        .call_text(
+            "search_documents",
+            r#"{"query": "zzzqqq", "query": "refund policy"}"#,
+        )
+        .await;
+    assert_eq!(result["isError"], false, "{result}");
+    let hits = result["structuredContent"]["data"]["items"]
+        .as_array()
+        .unwrap();
+    assert!(!hits.is_empty(), "the last `query` was searched: {result}");
     client.close().await;
 }
 

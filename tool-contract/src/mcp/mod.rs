@@ -35,6 +35,19 @@
 //! within the tool's timeouts, so a write is never cut off half-way; the client discards the
 //! late result.
 //!
+//! **What rmcp decides before the pipeline sees the arguments.** rmcp decodes each JSON-RPC
+//! message into `serde_json` values before any handler runs, so the proposal's text as the
+//! client wrote it is gone. The arguments are re-encoded and go through
+//! [`Registry::prepare_raw`], so the byte, depth and value caps and the number policy still
+//! apply (an integer past `u64` arrives as a float and is still refused as
+//! `NUMBER_OUT_OF_RANGE`, never rounded; `1e400` fails rmcp's own decoding). What cannot be
+//! recovered is a **duplicate key**: serde_json keeps the last one, so the call runs with that
+//! value instead of being refused with `DUPLICATE_KEY` as a raw proposal would be. The one
+//! decoded value is still what is validated, approved, hashed and run; a proxy in front of the
+//! server that reads the first of two keys would see a different call. The caps also bound
+//! the re-encoded arguments, not the message rmcp has already read: limit request sizes in
+//! front of the HTTP endpoint if that matters.
+//!
 //! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
 //! revision forbids server-to-client requests, which approval by elicitation relies on.
 //!
