@@ -109,9 +109,11 @@ fn backoff(
     Duration::from_millis(jittered.max(retry_after_ms.unwrap_or(0)))
 }
 
-/// Not an `async fn`: a wrapper future would hold its own copy of `call` beside the one moved
-/// into `run_inner`'s, and every extra byte of the call's future is copied when it is moved.
-pub(crate) fn run(inner: &Inner, call: PreparedCall) -> impl Future<Output = Observation> + '_ {
+/// Not an `async fn`, and the call is lent to `run_inner` rather than moved into it: an
+/// `async fn` holds a by-value argument twice (captured, and again as its body's local), and
+/// every byte of the call's future is copied each time the future is moved. The block below
+/// owns the call once and lends it in place.
+pub(crate) fn run(inner: &Inner, mut call: PreparedCall) -> impl Future<Output = Observation> + '_ {
     let c = call.entry.contract;
     let span = tracing::info_span!(
         "execute_tool",
@@ -125,281 +127,273 @@ pub(crate) fn run(inner: &Inner, call: PreparedCall) -> impl Future<Output = Obs
         "tool.outcome" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
     );
-    run_inner(inner, call, span.clone()).instrument(span)
+    let outer = span.clone();
+    async move { run_inner(inner, &mut call, &span).await }.instrument(outer)
 }
 
-// Not an `async fn`: its arguments would be copied into the future twice (once as captured,
-// once as the body's locals); an `async move` block uses the captured `call` in place.
-#[allow(clippy::manual_async_fn)]
-fn run_inner(
-    inner: &Inner,
-    mut call: PreparedCall,
-    span: tracing::Span,
-) -> impl Future<Output = Observation> + '_ {
-    async move {
-        // Borrowed, not cloned: the entry's count is shared by every task calling the tool, and
-        // each bump moves its cache line between cores.
-        let entry: &Entry = &call.entry;
-        let c = entry.contract;
-        let timeout = Duration::from_millis(c.timeout_ms);
-        let keep_records = inner.sink.is_some();
-        // Clock reads cost ~30 ns each: the receipt's timings are taken only for a sink.
-        let exec_started = keep_records.then(Instant::now);
-        let mut attempts: Vec<AttemptRecord> = Vec::new();
-        let mut diagnostics = Vec::new();
-        // The cold awaits (idempotency store, timer, backoff) are boxed: inline, their states
-        // made every call's future several KiB, and a future is copied each time it is moved
-        // (into the runtime, into `instrument`); a key-less call must not pay for the store.
-        let begun = match std::mem::take(&mut call.claim) {
-            crate::idempotency::ClaimState::Claimed(held) => Ok(*held),
-            crate::idempotency::ClaimState::Early(early) => Err(*early),
-            crate::idempotency::ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
-                let args = call.args.get(&entry.plan);
-                Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
-            }
-            crate::idempotency::ClaimState::Pending => Ok(None),
-        };
-        let held = match begun {
-            Ok(held) => held,
-            Err(early) => {
-                let meta = Meta::of(
-                    c,
-                    std::mem::take(&mut call.call_id),
-                    millis(call.started.elapsed()),
-                    0,
-                );
-                let (observation, stage) = early.into_observation(meta, provenance_of(entry, None));
-                span.record("tool.attempts", 0);
-                span.record("tool.outcome", stage);
-                if let Some(code) = observation.code() {
-                    span.record("error.type", code);
-                }
-                diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
-                record(
-                    inner,
-                    &mut call,
-                    &observation,
-                    stage,
-                    attempts,
-                    diagnostics,
-                    exec_started,
-                );
-                return observation;
-            }
-        };
-        let mut reservation = call.reservation.take();
-        let mut attempt = 0u32;
-        let mut stage = "execute";
-        let mut last_err: Option<ToolError> = None;
-
-        // Whether any attempt reached the handler, and whether any attempt ended in a way that may
-        // have had its effect: a later attempt's error must not release a key an earlier one
-        // may have used.
-        let mut handler_ran = false;
-        let mut ambiguous = false;
-        let result: Result<Output, ToolError> = loop {
-            attempt += 1;
-            // A call prepared in time may be executed late: nothing starts after the deadline.
-            if call
-                .ctx
-                .deadline()
-                .is_some_and(|d| d <= tokio::time::Instant::now())
-            {
-                attempt -= 1;
-                break Err(last_err.take().unwrap_or_else(|| {
-                    ToolError::policy_denied(
-                        "DEADLINE_EXCEEDED",
-                        "the turn's deadline passed before the tool could run",
-                    )
-                }));
-            }
-            if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
-                match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
-                    Ok(r) => reservation = r,
-                    Err(err) => {
-                        attempt -= 1;
-                        // On a retry, the handler's own error is the news; the budget is why it stops.
-                        break Err(match last_err.take() {
-                            Some(last) => {
-                                diagnostics.push(format!(
-                                    "attempt {}: no retry, the budget is spent",
-                                    attempt + 1
-                                ));
-                                last
-                            }
-                            None => err,
-                        });
-                    }
-                }
-            }
-            call.ctx.set_attempt(attempt);
-            let per_attempt = match call.ctx.deadline() {
-                Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
-                None => timeout,
-            };
-            let decoded = match call.decoded.take() {
-                Some(d) => Ok(d),
-                None => entry
-                    .runner
-                    .decode(call.args.get(&entry.plan))
-                    .and_then(|d| {
-                        d.map_err(|_| {
-                            ToolError::internal(
-                                "ARGUMENTS_REDECODE_FAILED",
-                                "validated arguments could not be decoded again",
-                            )
-                        })
-                    }),
-            };
-            // Attempt time is wanted for a budget's settlement and for receipts only.
-            let t0 = (keep_records || reservation.is_some()).then(tokio::time::Instant::now);
-            let ran_now = decoded.is_ok();
-            handler_ran |= ran_now;
-            let outcome = match decoded {
-                Err(e) => Err(e),
-                Ok(args) => {
-                    let mut fut =
-                        std::pin::pin!(AssertUnwindSafe(entry.runner.run(args, &call.ctx, entry))
-                            .catch_unwind());
-                    // A handler that finishes on its first poll never needs the timer; arming one
-                    // costs a shared-driver round trip per call.
-                    let first =
-                        std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx)))
-                            .await;
-                    let timed = match first {
-                        std::task::Poll::Ready(done) => Ok(done),
-                        std::task::Poll::Pending => {
-                            Box::pin(tokio::time::timeout(per_attempt, fut)).await
-                        }
-                    };
-                    match timed {
-                        Ok(Ok(result)) => result,
-                        // The panic payload may hold anything the handler had; it never leaks.
-                        Ok(Err(_panic)) => {
-                            diagnostics.push(format!("attempt {attempt}: the handler panicked"));
-                            Err(ToolError::internal(
-                                "HANDLER_PANICKED",
-                                "the tool failed unexpectedly",
-                            ))
-                        }
-                        Err(_elapsed) => Err(ToolError::transient(
-                            "TOOL_TIMEOUT",
-                            "the tool did not answer in time",
-                        )
-                        .with_detail("timeout_ms", millis(per_attempt))),
-                    }
-                }
-            };
-            let used = t0.map_or(Duration::ZERO, |t0| t0.elapsed());
-            if let Some(r) = reservation.take() {
-                r.settle(used);
-            }
-            if keep_records {
-                let code = match &outcome {
-                    Ok(_) => "ok".to_owned(),
-                    Err(e) => e.code().to_owned(),
-                };
-                attempts.push(AttemptRecord {
-                    attempt,
-                    latency_ms: millis(used),
-                    outcome: code,
-                });
-            }
-            let err = match outcome {
-                Ok(value) => break Ok(value),
-                Err(err) => err,
-            };
-            ambiguous |= ran_now
-                && crate::idempotency::disposition(Some(&err), true)
-                    == crate::idempotency::Disposition::Hold;
-            let retryable = err.retryable() && !never_retried(err.category());
-            if !retryable || attempt >= c.retry.max_attempts {
-                break Err(err);
-            }
-            // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
-            // schedule, not a reason to hold this call open.
-            let wait_cap = c.retry.max_backoff_ms.max(60_000);
-            if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
-                diagnostics.push(format!(
-                    "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
-                ));
-                break Err(err);
-            }
-            let delay = backoff(&c.retry, attempt, err.retry_after_ms());
-            let fits = call.ctx.deadline().is_none_or(|d| {
-                tokio::time::Instant::now()
-                    .checked_add(delay)
-                    .is_some_and(|at| at < d)
-            });
-            if !fits {
-                diagnostics.push(format!(
-                    "attempt {attempt}: no retry, the deadline is too close"
-                ));
-                break Err(err);
-            }
-            last_err = Some(err);
-            Box::pin(tokio::time::sleep(delay)).await;
-        };
-
-        // The output contract was checked where the output was serialized (`check_output`).
-        let (result, provenance) = match result {
-            Ok(Output::Valid(raw, provenance)) => (Ok(raw), provenance),
-            Ok(Output::Invalid(violations)) => {
-                diagnostics.extend(violations);
-                stage = "output";
-                let err = ToolError::internal(
-                    "OUTPUT_CONTRACT_VIOLATION",
-                    "the tool's output broke its contract and was withheld",
-                );
-                (Err(err), provenance_of(entry, None))
-            }
-            Err(e) => (Err(e), provenance_of(entry, None)),
-        };
-        let meta = Meta::of(
-            c,
-            std::mem::take(&mut call.call_id),
-            millis(call.started.elapsed()),
-            attempt,
-        );
-        span.record("tool.attempts", attempt);
-        let observation = match result {
-            Ok(data) => {
-                span.record("tool.outcome", "ok");
-                Observation::success_raw(data, meta, provenance)
-            }
-            Err(err) => {
-                span.record("tool.outcome", "error");
-                span.record("error.type", err.code());
-                Observation::failure(err, meta, provenance)
-            }
-        };
-        if let Some(held) = held {
-            let mut disposition =
-                crate::idempotency::disposition(observation.error.as_ref(), handler_ran);
-            if ambiguous && disposition == crate::idempotency::Disposition::Release {
-                disposition = crate::idempotency::Disposition::Hold;
-            }
-            Box::pin(crate::idempotency::end(
-                inner,
-                held,
-                disposition,
-                &observation,
-                &mut diagnostics,
-            ))
-            .await;
+async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span) -> Observation {
+    // Borrowed, not cloned: the entry's count is shared by every task calling the tool, and
+    // each bump moves its cache line between cores.
+    let entry: &Entry = &call.entry;
+    let c = entry.contract;
+    let timeout = Duration::from_millis(c.timeout_ms);
+    let keep_records = inner.sink.is_some();
+    // Clock reads cost ~30 ns each: the receipt's timings are taken only for a sink.
+    let exec_started = keep_records.then(Instant::now);
+    let mut attempts: Vec<AttemptRecord> = Vec::new();
+    let mut diagnostics = Vec::new();
+    // The cold awaits (idempotency store, timer, backoff) are boxed: inline, their states
+    // made every call's future several KiB, and a future is copied each time it is moved
+    // (into the runtime, into `instrument`); a key-less call must not pay for the store.
+    let begun = match std::mem::take(&mut call.claim) {
+        crate::idempotency::ClaimState::Claimed(held) => Ok(*held),
+        crate::idempotency::ClaimState::Early(early) => Err(*early),
+        crate::idempotency::ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
+            let args = call.args.get(&entry.plan);
+            Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
         }
-        let stage = if observation.ok { "done" } else { stage };
-        record(
+        crate::idempotency::ClaimState::Pending => Ok(None),
+    };
+    let held = match begun {
+        Ok(held) => held,
+        Err(early) => {
+            let meta = Meta::of(
+                c,
+                std::mem::take(&mut call.call_id),
+                millis(call.started.elapsed()),
+                0,
+            );
+            let (observation, stage) = early.into_observation(meta, provenance_of(entry, None));
+            span.record("tool.attempts", 0);
+            span.record("tool.outcome", stage);
+            if let Some(code) = observation.code() {
+                span.record("error.type", code);
+            }
+            diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
+            record(
+                inner,
+                call,
+                &observation,
+                stage,
+                attempts,
+                diagnostics,
+                exec_started,
+            );
+            return observation;
+        }
+    };
+    let mut reservation = call.reservation.take();
+    let mut attempt = 0u32;
+    let mut stage = "execute";
+    let mut last_err: Option<ToolError> = None;
+
+    // Whether any attempt reached the handler, and whether any attempt ended in a way that may
+    // have had its effect: a later attempt's error must not release a key an earlier one
+    // may have used.
+    let mut handler_ran = false;
+    let mut ambiguous = false;
+    let result: Result<Output, ToolError> = loop {
+        attempt += 1;
+        // A call prepared in time may be executed late: nothing starts after the deadline.
+        if call
+            .ctx
+            .deadline()
+            .is_some_and(|d| d <= tokio::time::Instant::now())
+        {
+            attempt -= 1;
+            break Err(last_err.take().unwrap_or_else(|| {
+                ToolError::policy_denied(
+                    "DEADLINE_EXCEEDED",
+                    "the turn's deadline passed before the tool could run",
+                )
+            }));
+        }
+        if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
+            match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
+                Ok(r) => reservation = r,
+                Err(err) => {
+                    attempt -= 1;
+                    // On a retry, the handler's own error is the news; the budget is why it stops.
+                    break Err(match last_err.take() {
+                        Some(last) => {
+                            diagnostics.push(format!(
+                                "attempt {}: no retry, the budget is spent",
+                                attempt + 1
+                            ));
+                            last
+                        }
+                        None => err,
+                    });
+                }
+            }
+        }
+        call.ctx.set_attempt(attempt);
+        let per_attempt = match call.ctx.deadline() {
+            Some(d) => timeout.min(d.saturating_duration_since(tokio::time::Instant::now())),
+            None => timeout,
+        };
+        let decoded = match call.decoded.take() {
+            Some(d) => Ok(d),
+            None => entry
+                .runner
+                .decode(call.args.get(&entry.plan))
+                .and_then(|d| {
+                    d.map_err(|_| {
+                        ToolError::internal(
+                            "ARGUMENTS_REDECODE_FAILED",
+                            "validated arguments could not be decoded again",
+                        )
+                    })
+                }),
+        };
+        // Attempt time is wanted for a budget's settlement and for receipts only.
+        let t0 = (keep_records || reservation.is_some()).then(tokio::time::Instant::now);
+        let ran_now = decoded.is_ok();
+        handler_ran |= ran_now;
+        let outcome = match decoded {
+            Err(e) => Err(e),
+            Ok(args) => {
+                let mut fut = std::pin::pin!(AssertUnwindSafe(
+                    entry.runner.run(args, &call.ctx, entry)
+                )
+                .catch_unwind());
+                // A handler that finishes on its first poll never needs the timer; arming one
+                // costs a shared-driver round trip per call.
+                let first =
+                    std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+                let timed = match first {
+                    std::task::Poll::Ready(done) => Ok(done),
+                    std::task::Poll::Pending => {
+                        Box::pin(tokio::time::timeout(per_attempt, fut)).await
+                    }
+                };
+                match timed {
+                    Ok(Ok(result)) => result,
+                    // The panic payload may hold anything the handler had; it never leaks.
+                    Ok(Err(_panic)) => {
+                        diagnostics.push(format!("attempt {attempt}: the handler panicked"));
+                        Err(ToolError::internal(
+                            "HANDLER_PANICKED",
+                            "the tool failed unexpectedly",
+                        ))
+                    }
+                    Err(_elapsed) => Err(ToolError::transient(
+                        "TOOL_TIMEOUT",
+                        "the tool did not answer in time",
+                    )
+                    .with_detail("timeout_ms", millis(per_attempt))),
+                }
+            }
+        };
+        let used = t0.map_or(Duration::ZERO, |t0| t0.elapsed());
+        if let Some(r) = reservation.take() {
+            r.settle(used);
+        }
+        if keep_records {
+            let code = match &outcome {
+                Ok(_) => "ok".to_owned(),
+                Err(e) => e.code().to_owned(),
+            };
+            attempts.push(AttemptRecord {
+                attempt,
+                latency_ms: millis(used),
+                outcome: code,
+            });
+        }
+        let err = match outcome {
+            Ok(value) => break Ok(value),
+            Err(err) => err,
+        };
+        ambiguous |= ran_now
+            && crate::idempotency::disposition(Some(&err), true)
+                == crate::idempotency::Disposition::Hold;
+        let retryable = err.retryable() && !never_retried(err.category());
+        if !retryable || attempt >= c.retry.max_attempts {
+            break Err(err);
+        }
+        // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
+        // schedule, not a reason to hold this call open.
+        let wait_cap = c.retry.max_backoff_ms.max(60_000);
+        if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
+            diagnostics.push(format!(
+                "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
+            ));
+            break Err(err);
+        }
+        let delay = backoff(&c.retry, attempt, err.retry_after_ms());
+        let fits = call.ctx.deadline().is_none_or(|d| {
+            tokio::time::Instant::now()
+                .checked_add(delay)
+                .is_some_and(|at| at < d)
+        });
+        if !fits {
+            diagnostics.push(format!(
+                "attempt {attempt}: no retry, the deadline is too close"
+            ));
+            break Err(err);
+        }
+        last_err = Some(err);
+        Box::pin(tokio::time::sleep(delay)).await;
+    };
+
+    // The output contract was checked where the output was serialized (`check_output`).
+    let (result, provenance) = match result {
+        Ok(Output::Valid(raw, provenance)) => (Ok(raw), provenance),
+        Ok(Output::Invalid(violations)) => {
+            diagnostics.extend(violations);
+            stage = "output";
+            let err = ToolError::internal(
+                "OUTPUT_CONTRACT_VIOLATION",
+                "the tool's output broke its contract and was withheld",
+            );
+            (Err(err), provenance_of(entry, None))
+        }
+        Err(e) => (Err(e), provenance_of(entry, None)),
+    };
+    let meta = Meta::of(
+        c,
+        std::mem::take(&mut call.call_id),
+        millis(call.started.elapsed()),
+        attempt,
+    );
+    span.record("tool.attempts", attempt);
+    let observation = match result {
+        Ok(data) => {
+            span.record("tool.outcome", "ok");
+            Observation::success_raw(data, meta, provenance)
+        }
+        Err(err) => {
+            span.record("tool.outcome", "error");
+            span.record("error.type", err.code());
+            Observation::failure(err, meta, provenance)
+        }
+    };
+    if let Some(held) = held {
+        let mut disposition =
+            crate::idempotency::disposition(observation.error.as_ref(), handler_ran);
+        if ambiguous && disposition == crate::idempotency::Disposition::Release {
+            disposition = crate::idempotency::Disposition::Hold;
+        }
+        Box::pin(crate::idempotency::end(
             inner,
-            &mut call,
+            held,
+            disposition,
             &observation,
-            stage,
-            attempts,
-            diagnostics,
-            exec_started,
-        );
-        observation
+            &mut diagnostics,
+        ))
+        .await;
     }
+    let stage = if observation.ok { "done" } else { stage };
+    record(
+        inner,
+        call,
+        &observation,
+        stage,
+        attempts,
+        diagnostics,
+        exec_started,
+    );
+    observation
 }
 
 /// Sends the call's receipt to the registry's sink, if it has one.

@@ -48,10 +48,8 @@ pub(crate) fn first_special(bytes: &[u8], from: usize) -> usize {
         specials(u64::from_le_bytes(w))
     };
     let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(chunk);
-        let hits = specials(u64::from_le_bytes(w));
+    while i + 8 <= bytes.len() {
+        let hits = word_at(i);
         if hits != 0 {
             return i + (hits.trailing_zeros() / 8) as usize;
         }

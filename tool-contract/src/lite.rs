@@ -11,7 +11,6 @@ use std::borrow::Cow;
 use std::fmt;
 
 use bumpalo::Bump;
-
 use jsonschema::json::{Array, Json, JsonNumber, Node, NodeIdentity, Object};
 use jsonschema::types::JsonType;
 use serde::de::{self, Deserialize, Deserializer, Visitor};

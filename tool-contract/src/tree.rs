@@ -16,12 +16,10 @@
 use std::cell::{RefCell, RefMut};
 use std::fmt;
 
+use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
-
 use serde::ser::{self, Impossible, Serialize};
 use serde_json::Number;
-
-use bumpalo::collections::Vec as BumpVec;
 
 use crate::lite::{Lite, MembersIn};
 

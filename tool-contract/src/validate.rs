@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use bumpalo::collections::Vec as BumpVec;
 use bumpalo::Bump;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -319,23 +320,25 @@ impl ArgsPlan {
     pub(crate) fn apply_lite<'a>(&'a self, args: &mut Lite<'a>, bump: &'a Bump) -> bool {
         match args {
             Lite::Object(members) => match self.apply_members(members, bump) {
-                Some(applied) => {
+                Some(Some(applied)) => {
                     *members = applied;
                     true
                 }
+                Some(None) => true,
                 None => false,
             },
             _ => true,
         }
     }
 
-    /// `members` with the plan applied; a copy in `bump` only where something changed (the
-    /// tree's slices are shared, never written in place). `None`: take the full path.
+    /// `members` with the plan applied: a copy in `bump` only where something changed (the
+    /// tree's slices are shared, never written in place), `Some(None)` when nothing did, and
+    /// `None` to take the full path.
     fn apply_members<'a>(
         &'a self,
         members: &'a [(&'a str, Lite<'a>)],
         bump: &'a Bump,
-    ) -> Option<&'a [(&'a str, Lite<'a>)]> {
+    ) -> Option<Option<&'a [(&'a str, Lite<'a>)]>> {
         if self.props.len() > 16 {
             return None;
         }
@@ -355,10 +358,7 @@ impl ArgsPlan {
             let changed = match value {
                 Lite::Null if p.drop_null => return None,
                 Lite::Object(inner) => match &p.nested {
-                    Some(n) => {
-                        let applied = n.apply_members(inner, bump)?;
-                        (!std::ptr::eq(applied, *inner)).then_some(Lite::Object(applied))
-                    }
+                    Some(n) => n.apply_members(inner, bump)?.map(Lite::Object),
                     None => None,
                 },
                 Lite::Array(items) => match &p.items {
@@ -379,7 +379,7 @@ impl ArgsPlan {
                 }
             }
         }
-        Some(copy.map_or(members, MembersIn::into_bump_slice))
+        Some(copy.map(MembersIn::into_bump_slice))
     }
 
     /// An array's object items with the plan applied: `Some(None)` when none changed.
@@ -388,13 +388,12 @@ impl ArgsPlan {
         items: &'a [Lite<'a>],
         bump: &'a Bump,
     ) -> Option<Option<&'a [Lite<'a>]>> {
-        let mut copy: Option<bumpalo::collections::Vec<'a, Lite<'a>>> = None;
+        let mut copy: Option<BumpVec<'a, Lite<'a>>> = None;
         for (at, item) in items.iter().enumerate() {
             if let Lite::Object(inner) = item {
-                let applied = self.apply_members(inner, bump)?;
-                if !std::ptr::eq(applied, *inner) {
+                if let Some(applied) = self.apply_members(inner, bump)? {
                     copy.get_or_insert_with(|| {
-                        bumpalo::collections::Vec::from_iter_in(items.iter().cloned(), bump)
+                        BumpVec::from_iter_in(items.iter().cloned(), bump)
                     })[at] = Lite::Object(applied);
                 }
             }
