@@ -37,10 +37,10 @@ use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::canonical::{self, hex};
 use crate::effect::Effect;
 use crate::error::ToolError;
 use crate::execute::PreparedCall;
-use crate::schema::{canonical_json, hex, sha256_canonical};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
@@ -66,9 +66,9 @@ pub struct ApprovalSubject {
 }
 
 impl ApprovalSubject {
-    /// `sha256:` of the canonical (RFC 8785) subject: a grant approves this digest only.
+    /// The [`canonical`] digest of the subject: a grant approves this digest only.
     pub fn digest(&self) -> String {
-        sha256_canonical(self)
+        canonical::sha256_of(self)
     }
 }
 
@@ -147,7 +147,7 @@ impl ApprovalKey {
 
     fn tag(&self, claims: &GrantClaims) -> Vec<u8> {
         let mut mac = self.mac.clone();
-        mac.update(&canonical_json(claims));
+        mac.update(&canonical::mac_input(claims));
         mac.finalize().into_bytes().to_vec()
     }
 
@@ -162,7 +162,7 @@ impl ApprovalKey {
             return false;
         };
         let mut mac = self.mac.clone();
-        mac.update(&canonical_json(&grant.claims));
+        mac.update(&canonical::mac_input(&grant.claims));
         mac.verify_slice(&tag).is_ok()
     }
 }

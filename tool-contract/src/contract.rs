@@ -192,9 +192,9 @@ pub struct ProvenanceSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Fingerprint {
-    /// `sha256:` of the RFC 8785 canonical input schema (without `$id`).
+    /// [`canonical`](crate::canonical) digest of the input schema (without `$id`).
     pub input_schema_sha256: String,
-    /// `sha256:` of the RFC 8785 canonical output schema (without `$id`).
+    /// [`canonical`](crate::canonical) digest of the output schema (without `$id`).
     pub output_schema_sha256: String,
     /// `sha256:` of the canonical contract without its fingerprint: changes when any policy
     /// field (effect, timeout, retry, approval, capabilities, ...) changes.

@@ -68,13 +68,13 @@ use crate::context::ToolContext;
 use crate::contract::{IdempotencySource, ToolContract};
 use crate::error::ToolError;
 use crate::extract::IdempotencyKey;
-use crate::schema::sha256_canonical;
 use std::sync::Arc;
 
 /// Resolves the key of one call from its validated arguments (defaults applied) and context.
 ///
 /// * `Field`: the field's string value (validated: 1..=255 visible ASCII);
-/// * `Derived`: `sha256:` of the canonical JSON of `{tool, tenant, principal, args: {fields}}`,
+/// * `Derived`: the [`canonical`](crate::canonical) digest of
+///   `{tool, tenant, principal, args: {fields}}`,
 ///   so equal requests get equal keys and two tenants never share one;
 /// * `Host`: the key the host put in the [`ToolContext`].
 ///
@@ -112,7 +112,7 @@ pub fn resolve_key(
                 "principal": ctx.principal().map(|p| p.as_str()),
                 "args": picked,
             });
-            Some(IdempotencyKey::new(sha256_canonical(&material))?)
+            Some(IdempotencyKey::new(crate::canonical::sha256(&material))?)
         }
         IdempotencySource::Host => match ctx.idempotency_key() {
             Some(k) => Some(k.clone()),
@@ -183,28 +183,14 @@ impl Early {
 }
 
 /// The digest records are filed under: the key within its tenant, principal, tool and version.
-// Each part is length-prefixed, so no two different tuples hash the same bytes.
 fn scoped_key(contract: &ToolContract, ctx: &ToolContext, key: &IdempotencyKey) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    let parts = [
+    crate::canonical::sha256_parts(&[
         ctx.tenant().map(|t| t.as_str()),
         ctx.principal().map(|p| p.as_str()),
         Some(contract.name.as_str()),
         Some(contract.version.as_str()),
         Some(key.as_str()),
-    ];
-    for part in parts {
-        match part {
-            None => h.update([0u8]),
-            Some(p) => {
-                h.update([1u8]);
-                h.update((p.len() as u64).to_be_bytes());
-                h.update(p.as_bytes());
-            }
-        }
-    }
-    format!("sha256:{}", crate::schema::hex(&h.finalize()))
+    ])
 }
 
 /// A claim token: unique across processes (a random per-process prefix) and cheap (a counter).
@@ -293,7 +279,7 @@ pub(crate) async fn begin(
     };
     let cfg = &inner.idempotency;
     let scoped = scoped_key(contract, ctx, key);
-    let args_hash = sha256_canonical(args);
+    let args_hash = crate::canonical::sha256(args);
     let token = claim_token();
     let now = inner.clock.now_ms();
     let lease_until_ms = crate::clock::later(

@@ -54,6 +54,7 @@
 #![warn(missing_docs)]
 
 pub mod approval;
+pub mod canonical;
 pub mod clock;
 pub mod context;
 pub mod contract;

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::schema::{schema_hash, sha256_canonical};
+use crate::schema::schema_hash;
 use crate::{Registry, ToolContract};
 
 /// The environment variable that switches [`check`] to rewriting the lock.
@@ -107,7 +107,7 @@ pub struct LockEntry {
     pub fingerprint: LockedFingerprint,
 }
 
-/// The hashes of a locked tool version (all `sha256:` of RFC 8785 canonical JSON).
+/// The hashes of a locked tool version (all [`canonical`](crate::canonical) digests).
 ///
 /// ```
 /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
@@ -143,7 +143,7 @@ impl LockEntry {
             .map(|p| {
                 (
                     (*p).to_owned(),
-                    sha256_canonical(json.get(*p).unwrap_or(&Value::Null)),
+                    crate::canonical::sha256(json.get(*p).unwrap_or(&Value::Null)),
                 )
             })
             .collect();

@@ -19,7 +19,7 @@ use crate::contract::{
 use crate::effect::{Effect, EffectClass};
 use crate::error::ToolError;
 use crate::extract::FromToolContext;
-use crate::schema::{schema_hash, sha256_canonical, tool_schema, Direction};
+use crate::schema::{schema_hash, tool_schema, Direction};
 use crate::tool::{ApprovalCondition, Tool, ToolArgs};
 
 /// Where `#[tool]` was told the idempotency key comes from.
@@ -125,7 +125,7 @@ pub(crate) fn contract_hash(contract: &ToolContract) -> String {
     if let Some(map) = value.as_object_mut() {
         map.remove("fingerprint");
     }
-    sha256_canonical(&value)
+    crate::canonical::sha256(&value)
 }
 
 fn wire_name<A: ToolArgs>(rust_name: &'static str) -> &'static str {

@@ -1,10 +1,8 @@
-//! Schema generation (schemars, Draft 2020-12) and canonical hashing (RFC 8785).
+//! Schema generation (schemars, Draft 2020-12) and schema hashes.
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// The meta-schema every generated schema declares.
 pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -69,39 +67,15 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     Value::Object(root)
 }
 
-/// RFC 8785 (JCS) canonical bytes of `value`.
-pub fn canonical_json<T: Serialize>(value: &T) -> Vec<u8> {
-    // Values built from serde_json trees cannot fail to serialize; an error here is a bug in a
-    // user `Serialize` impl, and hashing its partial output would be worse than an empty hash.
-    serde_json_canonicalizer::to_vec(value).unwrap_or_default()
-}
-
-/// `sha256:<hex>` of the canonical form of `value`.
-pub fn sha256_canonical<T: Serialize>(value: &T) -> String {
-    let digest = Sha256::digest(canonical_json(value));
-    format!("sha256:{}", hex(&digest))
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
-}
-
 /// `sha256:` of a tool schema without its `$id`, so equal shapes hash equal across versions.
 pub fn schema_hash(schema: &Value) -> String {
     match schema {
         Value::Object(map) if map.contains_key("$id") => {
             let mut map = map.clone();
             map.remove("$id");
-            sha256_canonical(&map)
+            crate::canonical::sha256(&Value::Object(map))
         }
-        other => sha256_canonical(other),
+        other => crate::canonical::sha256(other),
     }
 }
 
@@ -129,7 +103,7 @@ pub fn schema_hash(schema: &Value) -> String {
 /// ```
 pub fn default_mismatches<T>(minimal: &Value) -> Vec<String>
 where
-    T: JsonSchema + Serialize + serde::de::DeserializeOwned,
+    T: JsonSchema + serde::Serialize + serde::de::DeserializeOwned,
 {
     let schema = tool_schema::<T>("defaults_check", "0.0.0", Direction::Input);
     let instance: T = match serde_json::from_value(minimal.clone()) {
@@ -241,27 +215,6 @@ pub(crate) fn lint_bounds(
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn canonical_hash_ignores_key_order_and_whitespace() {
-        let a: Value = serde_json::from_str(r#"{"b": 1, "a": [1, 2]}"#).unwrap();
-        let b: Value = serde_json::from_str(r#"{"a":[1,2],"b":1}"#).unwrap();
-        assert_eq!(sha256_canonical(&a), sha256_canonical(&b));
-        assert_ne!(
-            sha256_canonical(&a),
-            sha256_canonical(&json!({"a": [2, 1], "b": 1}))
-        );
-    }
-
-    #[test]
-    fn canonical_form_follows_rfc8785() {
-        // RFC 8785 §3.2.3: keys sorted by UTF-16 code units; numbers in ES6 shortest form.
-        let v = json!({"z": 1.0, "a": "\u{20ac}", "\u{e9}": true, "1e3": 1e3});
-        assert_eq!(
-            String::from_utf8(canonical_json(&v)).unwrap(),
-            r#"{"1e3":1000,"a":"€","z":1,"é":true}"#
-        );
-    }
 
     #[test]
     fn schema_hash_is_version_independent() {

@@ -180,7 +180,7 @@ fn fingerprints_are_canonical_sha256_and_distinguish_tools() {
         schema.as_object_mut().unwrap().remove("$id");
         assert_eq!(
             fp.input_schema_sha256,
-            tool_contract::schema::sha256_canonical(&schema)
+            tool_contract::canonical::sha256(&schema)
         );
     }
 }
@@ -191,7 +191,7 @@ fn contract_hash_changes_with_any_policy_field() {
     let rehash = |c: &ToolContract| {
         let mut v = serde_json::to_value(c).unwrap();
         v.as_object_mut().unwrap().remove("fingerprint");
-        tool_contract::schema::sha256_canonical(&v)
+        tool_contract::canonical::sha256(&v)
     };
     assert_eq!(rehash(&base), base.fingerprint.contract_sha256);
     let mut longer = base.clone();

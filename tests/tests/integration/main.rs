@@ -2,6 +2,7 @@
 
 mod adversarial;
 mod approval;
+mod canonical;
 mod contracts;
 mod defaults;
 mod executor;

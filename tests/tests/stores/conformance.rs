@@ -45,6 +45,9 @@ macro_rules! conformance_tests {
             definite_errors_are_replayed,
             retention_end_forgets_the_result,
             one_grant_releases_one_of_a_hundred_executions,
+            a_grant_for_one_wide_integer_never_releases_the_next,
+            a_key_reused_for_another_wide_integer_conflicts,
+            records_and_grants_from_before_exact_integers_are_not_misread,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -198,6 +201,160 @@ pub async fn transfer_credit(
     })
 }
 
+/// The downstream ledger of the account tools: every handler run is one settlement.
+#[derive(Clone, Default)]
+pub struct Ledger(Arc<Mutex<Vec<(u64, u64)>>>);
+
+impl Ledger {
+    pub fn entries(&self) -> Vec<(u64, u64)> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct SettleAccountArgs {
+    /// The account to settle: a 64-bit id, often above 2^53.
+    #[tool(unbounded = "account ids use the whole u64 range")]
+    pub account: u64,
+    /// The amount, in micro-units.
+    #[schemars(range(min = 1, max = 1_000_000_000))]
+    pub micros: u64,
+}
+
+#[derive(Serialize, JsonSchema)]
+pub struct Settled {
+    /// The account settled.
+    pub account: u64,
+    /// The caller's reference for it.
+    pub reference: String,
+    /// Which settlement this was, counting from 1.
+    pub sequence: usize,
+}
+
+fn settle(ledger: &Ledger, account: u64, micros: u64, reference: String) -> Settled {
+    let mut entries = ledger.0.lock().unwrap();
+    entries.push((account, micros));
+    Settled {
+        account,
+        reference,
+        sequence: entries.len(),
+    }
+}
+
+/// Settles an account for good. It cannot be undone; every call needs approval.
+#[tool(
+    version = "1.0.0",
+    effect = "irreversible_write",
+    timeout_ms = 100,
+    approval,
+    idempotency(from = [account, micros])
+)]
+pub async fn settle_account(
+    args: SettleAccountArgs,
+    key: IdempotencyKey,
+    ledger: State<Ledger>,
+) -> Result<Settled, ToolError> {
+    Ok(settle(&ledger, args.account, args.micros, key.to_string()))
+}
+
+#[derive(Deserialize, JsonSchema, ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct RefundAccountArgs {
+    /// Client-chosen request id; repeating it never refunds twice.
+    #[tool(idempotency_key)]
+    #[schemars(length(min = 1, max = 64))]
+    pub request_id: String,
+    /// The account to refund: a 64-bit id, often above 2^53.
+    #[tool(unbounded = "account ids use the whole u64 range")]
+    pub account: u64,
+    /// The amount, in micro-units.
+    #[schemars(range(min = 1, max = 1_000_000_000))]
+    pub micros: u64,
+}
+
+/// Refunds an account. Use it only when the user asked for a refund.
+#[tool(version = "1.0.0", effect = "reversible_write", timeout_ms = 100)]
+pub async fn refund_account(
+    args: RefundAccountArgs,
+    ledger: State<Ledger>,
+) -> Result<Settled, ToolError> {
+    Ok(settle(&ledger, args.account, args.micros, args.request_id))
+}
+
+/// A store as version 0.1 of the crate wrote to it: the arguments' digest it files is the one
+/// 0.1 computed (plain RFC 8785, every number through `f64`), set before each call.
+pub struct WrittenBy01<S> {
+    store: S,
+    args_hash: Mutex<String>,
+}
+
+#[async_trait]
+impl<S: IdempotencyStore> IdempotencyStore for WrittenBy01<S> {
+    async fn claim(&self, req: ClaimRequest<'_>) -> Result<Claim, StoreError> {
+        let args_hash = self.args_hash.lock().unwrap().clone();
+        self.store
+            .claim(ClaimRequest {
+                args_hash: &args_hash,
+                ..req
+            })
+            .await
+    }
+    async fn complete(&self, k: &str, t: &str, e: &str, x: u64) -> Result<bool, StoreError> {
+        self.store.complete(k, t, e, x).await
+    }
+    async fn release(&self, key: &str, token: &str) -> Result<(), StoreError> {
+        self.store.release(key, token).await
+    }
+    async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
+        self.store.purge_expired(now_ms).await
+    }
+}
+
+/// `sha256:<hex>` of plain RFC 8785, as 0.1 of the crate hashed.
+fn digest_01(value: &impl Serialize) -> String {
+    use sha2::Digest;
+    let bytes = serde_json_canonicalizer::to_vec(value).unwrap();
+    format!("sha256:{}", hex(&sha2::Sha256::digest(bytes)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A grant as 0.1 signed it: HMAC-SHA256 over plain RFC 8785 of its claims.
+fn grant_01(key: &[u8], digest: &str, tool: &str) -> tool_contract::ApprovalGrant {
+    use hmac::{KeyInit, Mac};
+    let claims = serde_json::json!({
+        "grant_id": format!("old-{digest}"),
+        "digest": digest,
+        "tool": tool,
+        "tool_version": "1.0.0",
+        "tenant": "acme",
+        "approver": "user:lee",
+        "issued_at_ms": T0,
+        "expires_at_ms": T0 + 600_000,
+    });
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    mac.update(&serde_json_canonicalizer::to_vec(&claims).unwrap());
+    let mut grant = claims;
+    grant["mac"] = format!("hmac-sha256:{}", hex(&mac.finalize().into_bytes())).into();
+    serde_json::from_value(grant).unwrap()
+}
+
+/// 2^53: from here on an `f64` no longer holds every integer.
+const TWO_53: u64 = 1 << 53;
+
+fn settle_call(account: u64) -> String {
+    format!(r#"{{"name": "settle_account", "arguments": {{"account": {account}, "micros": 5}}}}"#)
+}
+
+fn refund_call(request_id: &str, account: u64) -> String {
+    format!(
+        r#"{{"name": "refund_account", "arguments": {{"request_id": "{request_id}", "account": {account}, "micros": 5}}}}"#
+    )
+}
+
 /// A store that keeps its claims but cannot record results: the crash window between
 /// "executed" and "recorded".
 pub struct CannotRecord<S>(pub S);
@@ -223,6 +380,7 @@ struct Fixture {
     clock: ManualClock,
     mail: DocumentStore,
     pager: Pager,
+    ledger: Ledger,
 }
 
 impl Fixture {
@@ -233,6 +391,7 @@ impl Fixture {
             .capabilities(["mail:send", "pager:send"])
             .state(self.mail.clone())
             .state(self.pager.clone())
+            .state(self.ledger.clone())
             .build()
     }
 
@@ -247,6 +406,8 @@ fn fixture(idempotency: impl IdempotencyStore, approvals: impl ApprovalStore) ->
         .tool(SendEmail)
         .tool(NotifyTeam)
         .tool(TransferCredit)
+        .tool(SettleAccount)
+        .tool(RefundAccount)
         .idempotency_store(idempotency)
         .approval_store(approvals)
         .approval_key(ApprovalKey::new(&[42u8; 32]).unwrap())
@@ -259,6 +420,7 @@ fn fixture(idempotency: impl IdempotencyStore, approvals: impl ApprovalStore) ->
         clock,
         mail: DocumentStore::new(),
         pager: Pager::new(),
+        ledger: Ledger::default(),
     }
 }
 
@@ -567,4 +729,135 @@ pub async fn one_grant_releases_one_of_a_hundred_executions<B: Backend>(backend:
         "{}",
         obs.to_value()
     );
+}
+
+pub async fn a_grant_for_one_wide_integer_never_releases_the_next<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    let ctx = fx.ctx("acme");
+    let prepare = |account| match fx.registry.prepare_raw(&settle_call(account), &ctx) {
+        Ok(Prepared::NeedsApproval(request)) => request,
+        _ => panic!("settle_account must ask for approval"),
+    };
+    let (first, second) = (prepare(TWO_53), prepare(TWO_53 + 1));
+    assert_ne!(first.digest(), second.digest());
+    assert_eq!(second.subject().arguments["account"], TWO_53 + 1);
+    let grant = fx.registry.grant(&first, "user:lee");
+    // The approver saw 2^53; the grant does not release 2^53 + 1.
+    let refused = fx.registry.execute_approved(second, &grant).await;
+    assert_eq!(
+        code(&refused),
+        "APPROVAL_DIGEST_MISMATCH",
+        "{}",
+        refused.to_value()
+    );
+    assert!(fx.ledger.entries().is_empty(), "{}: nothing ran", B::NAME);
+    let ran = fx.registry.execute_approved(first, &grant).await;
+    assert!(ran.ok, "{}", ran.to_value());
+    // The second request, approved on its own, runs its own write: its derived key is its own.
+    let second = prepare(TWO_53 + 1);
+    let grant = fx.registry.grant(&second, "user:lee");
+    let obs = fx.registry.execute_approved(second, &grant).await;
+    assert!(obs.ok, "{}: {}", B::NAME, obs.to_value());
+    assert_eq!(obs.meta.idempotency, None, "{}: not a replay", B::NAME);
+    assert_eq!(obs.data_value().unwrap()["account"], TWO_53 + 1);
+    assert_eq!(fx.ledger.entries(), [(TWO_53, 5), (TWO_53 + 1, 5)]);
+}
+
+pub async fn a_key_reused_for_another_wide_integer_conflicts<B: Backend>(backend: &B) {
+    let fx = shared(fresh_or_skip!(backend, fresh));
+    let first = fx.call("acme", &refund_call("req-1", TWO_53)).await;
+    assert!(first.ok, "{}", first.to_value());
+    let other = fx.call("acme", &refund_call("req-1", TWO_53 + 1)).await;
+    assert_eq!(
+        code(&other),
+        "IDEMPOTENCY_KEY_REUSED",
+        "{}: {}",
+        B::NAME,
+        other.to_value()
+    );
+    let again = fx.call("acme", &refund_call("req-1", TWO_53)).await;
+    assert_eq!(again.meta.idempotency.as_deref(), Some("replayed"));
+    assert_eq!(fx.ledger.entries(), [(TWO_53, 5)]);
+}
+
+pub async fn records_and_grants_from_before_exact_integers_are_not_misread<B: Backend>(
+    backend: &B,
+) {
+    let store = Arc::new(fresh_or_skip!(backend, fresh));
+    // 0.1 of the crate records two refunds: one above 2^53, one far below it.
+    let legacy = Arc::new(WrittenBy01 {
+        store: Arc::clone(&store),
+        args_hash: Mutex::default(),
+    });
+    let old = fixture(Arc::clone(&legacy), Arc::clone(&store));
+    let mut recorded = Vec::new();
+    for (request_id, account) in [("req-wide", TWO_53 + 1), ("req-narrow", 42)] {
+        let args = serde_json::json!({"request_id": request_id, "account": account, "micros": 5});
+        *legacy.args_hash.lock().unwrap() = digest_01(&args);
+        let obs = old.call("acme", &refund_call(request_id, account)).await;
+        assert!(obs.ok, "{}", obs.to_value());
+        recorded.push(obs);
+    }
+    // After the upgrade, on the same store and ledger.
+    let new = Fixture {
+        ledger: old.ledger.clone(),
+        ..fixture(Arc::clone(&store), store)
+    };
+    // 0.1 would have replayed 2^53 + 1's result for 2^53 (its digests were equal); the record
+    // cannot be told apart from one of this call, so the key is refused, not replayed or rerun.
+    for account in [TWO_53, TWO_53 + 1] {
+        let obs = new.call("acme", &refund_call("req-wide", account)).await;
+        assert_eq!(
+            code(&obs),
+            "IDEMPOTENCY_KEY_REUSED",
+            "{}: {}",
+            B::NAME,
+            obs.to_value()
+        );
+    }
+    // A narrow record means what it meant: it still replays.
+    let obs = new.call("acme", &refund_call("req-narrow", 42)).await;
+    assert_eq!(
+        obs.meta.idempotency.as_deref(),
+        Some("replayed"),
+        "{}",
+        obs.to_value()
+    );
+    assert_eq!(obs.data_value(), recorded[1].data_value());
+    assert_eq!(new.ledger.entries(), [(TWO_53 + 1, 5), (42, 5)]);
+
+    // Grants 0.1 signed: one for 2^53 + 1 (its digest also covered 2^53), one for 42.
+    let ctx = new.ctx("acme");
+    let prepare = |account| match new.registry.prepare_raw(&settle_call(account), &ctx) {
+        Ok(Prepared::NeedsApproval(request)) => request,
+        _ => panic!("settle_account must ask for approval"),
+    };
+    let wide = grant_01(
+        &[42u8; 32],
+        &digest_01(prepare(TWO_53 + 1).subject()),
+        "settle_account",
+    );
+    for account in [TWO_53, TWO_53 + 1] {
+        let obs = new.registry.execute_approved(prepare(account), &wide).await;
+        assert_eq!(
+            code(&obs),
+            "APPROVAL_DIGEST_MISMATCH",
+            "{}: {}",
+            B::NAME,
+            obs.to_value()
+        );
+    }
+    let narrow = grant_01(
+        &[42u8; 32],
+        &digest_01(prepare(42).subject()),
+        "settle_account",
+    );
+    let obs = new.registry.execute_approved(prepare(42), &narrow).await;
+    assert!(
+        obs.ok,
+        "{}: a narrow grant still releases its call: {}",
+        B::NAME,
+        obs.to_value()
+    );
+    assert_eq!(new.ledger.entries().last(), Some(&(42, 5)));
 }

@@ -66,7 +66,7 @@ pub(super) fn exported(tool: &str, dialect: Dialect) -> Result<String, ExportErr
         name.insert(0, '_');
     }
     if name.len() > rule.max {
-        let hash = crate::schema::sha256_canonical(&tool);
+        let hash = crate::canonical::sha256_of(tool);
         let suffix = &hash["sha256:".len().."sha256:".len() + 8];
         name.truncate(rule.max - 9);
         name.push('_');
