@@ -32,15 +32,23 @@
 //! releases the second one.
 
 use std::fmt;
+use std::sync::Arc;
 
 use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::call::PreparedCall;
 use crate::canonical::{self, hex};
+use crate::clock::millis;
 use crate::effect::Effect;
+use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
-use crate::execute::PreparedCall;
+use crate::random::RandomUnavailable;
+use crate::refuse::refuse;
+use crate::services::Services;
+use crate::stage::{Gate, Stage};
+use crate::store::ApprovalStore;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
@@ -112,6 +120,28 @@ impl ApprovalRequest {
     pub fn call_id(&self) -> &str {
         self.call.call_id()
     }
+
+    /// The observation for a call left waiting for approval: `POLICY_DENIED`,
+    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`.
+    pub fn pending_observation(&self) -> Observation {
+        let entry = &self.call.entry;
+        let err = ToolError::policy_denied(
+            "APPROVAL_REQUIRED",
+            "a human must approve this call before it runs",
+        )
+        .with_detail("digest", self.digest().to_owned());
+        let meta = Meta::of(
+            entry.contract,
+            self.call.call_id.clone(),
+            millis(self.call.started.elapsed()),
+            0,
+        );
+        Observation::failure(
+            err,
+            meta,
+            Provenance::untrusted(entry.default_source(), None),
+        )
+    }
 }
 
 /// The host's secret for signing approval grants (HMAC-SHA256).
@@ -140,9 +170,12 @@ impl ApprovalKey {
         Ok(ApprovalKey { mac })
     }
 
-    /// A random key from the operating system's generator.
-    pub fn generate() -> Self {
-        ApprovalKey::new(&random_bytes::<32>()).unwrap_or_else(|_| unreachable!("32 bytes"))
+    /// A random key from the operating system's generator; an error, never a weaker key,
+    /// when the generator fails.
+    pub fn generate() -> Result<Self, RandomUnavailable> {
+        let secret = crate::random::bytes::<32>()?;
+        // 32 bytes is the minimum length, so `new` cannot refuse them.
+        ApprovalKey::new(&secret).map_err(|e| RandomUnavailable::new(e.to_string()))
     }
 
     fn tag(&self, claims: &GrantClaims) -> Vec<u8> {
@@ -296,21 +329,131 @@ pub(crate) fn check_grant(
     Ok(())
 }
 
-pub(crate) fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut buf = [0u8; N];
-    // The OS generator failing is not recoverable for a security decision; fastrand is only a
-    // last resort so a sandbox without getrandom still yields distinct ids.
-    if getrandom::fill(&mut buf).is_err() {
-        for b in &mut buf {
-            *b = fastrand::u8(..);
-        }
-    }
-    buf
+/// The registry's approval settings: where single use is tracked, the signing key, and how
+/// long a grant lives.
+pub(crate) struct ApprovalConfig {
+    pub(crate) store: Arc<dyn ApprovalStore>,
+    pub(crate) key: ApprovalKey,
+    pub(crate) ttl_ms: u64,
 }
 
-/// A random 128-bit id in hex.
-pub(crate) fn random_id() -> String {
-    hex(&random_bytes::<16>())
+/// How long a grant is valid by default.
+pub(crate) const DEFAULT_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+
+impl ApprovalConfig {
+    /// Signs a grant for exactly `request`, in the name of `approver`.
+    pub(crate) fn grant(
+        &self,
+        services: &Services,
+        request: &ApprovalRequest,
+        approver: &str,
+    ) -> ApprovalGrant {
+        let now = services.clock.now_ms();
+        let subject = request.subject();
+        self.key.sign(GrantClaims {
+            grant_id: services.ids.next(),
+            digest: request.digest().to_owned(),
+            tool: subject.tool.clone(),
+            tool_version: subject.tool_version.clone(),
+            tenant: subject.tenant.clone(),
+            approver: approver.chars().take(256).collect(),
+            issued_at_ms: now,
+            expires_at_ms: crate::clock::later(now, self.ttl_ms),
+        })
+    }
+
+    /// Runs the call `request` holds if `grant` releases it; see
+    /// [`Registry::execute_approved`](crate::Registry::execute_approved).
+    pub(crate) async fn release(
+        &self,
+        services: &Services,
+        request: ApprovalRequest,
+        grant: &ApprovalGrant,
+    ) -> Observation {
+        let now = services.clock.now_ms();
+        if let Err(err) = check_grant(&self.key, grant, &request, now) {
+            return refuse_prepared(services, *request.call, err);
+        }
+        let mut call = *request.call;
+        // Time and budget before consumption: a call refused for either must not burn its
+        // grant (a human may have approved it minutes after it was proposed).
+        if let Err(err) = crate::policy::check_deadline(call.entry.contract, &call.ctx) {
+            return refuse_prepared(services, call, err);
+        }
+        match crate::policy::reserve(call.entry.contract, &call.ctx) {
+            Ok(r) => call.reservation = r,
+            Err(err) => return refuse_prepared(services, call, err),
+        }
+        // The idempotency key too: a call that will be a replay, a conflict or "in progress"
+        // runs nothing, so it leaves the grant for the call that will.
+        let claimed = if call.ctx.idempotency_key().is_some() {
+            let args = call.args.get(&call.entry.plan);
+            crate::idempotency::begin(services, call.entry.contract, &call.ctx, args).await
+        } else {
+            Ok(None)
+        };
+        let held = match claimed {
+            Ok(held) => held,
+            Err(early) => {
+                call.claim = crate::idempotency::ClaimState::Early(Box::new(early));
+                return crate::execute::run(services, call).await;
+            }
+        };
+        let consumed = crate::idempotency::bounded(
+            call.ctx.deadline(),
+            self.store
+                .consume_grant(grant.grant_id(), grant.expires_at_ms(), now),
+        )
+        .await;
+        let refused = match consumed {
+            Ok(true) => None,
+            Ok(false) => Some(ToolError::policy_denied(
+                "APPROVAL_GRANT_CONSUMED",
+                "the approval grant was already used; each grant releases one execution",
+            )),
+            Err(e) => {
+                tracing::warn!(error = %e, "approval store unavailable");
+                Some(crate::idempotency::store_unavailable())
+            }
+        };
+        if let Some(err) = refused {
+            if let Some(held) = held {
+                crate::idempotency::release(services, &call.ctx, held).await;
+            }
+            return refuse_prepared(services, call, err);
+        }
+        call.claim = crate::idempotency::ClaimState::Claimed(Box::new(held));
+        call.gates = Gate::APPROVED;
+        crate::execute::run(services, call).await
+    }
+}
+
+/// The approver said no: a `POLICY_DENIED` / `APPROVAL_DENIED` observation.
+pub(crate) fn deny(
+    services: &Services,
+    request: ApprovalRequest,
+    approver: &str,
+    reason: &str,
+) -> Observation {
+    let err = ToolError::policy_denied("APPROVAL_DENIED", "a human declined this call")
+        .with_detail("approver", approver.chars().take(256).collect::<String>())
+        .with_detail("reason", reason.chars().take(500).collect::<String>());
+    refuse_prepared(services, *request.call, err)
+}
+
+/// A prepared call refused at the approval stage: envelope and receipt, nothing run.
+fn refuse_prepared(services: &Services, call: PreparedCall, err: ToolError) -> Observation {
+    let (entry, draft) = call.into_draft();
+    refuse(
+        services,
+        err,
+        Some(&entry),
+        "",
+        draft,
+        Stage::Approval,
+        None,
+    )
+    .into_observation()
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
@@ -343,10 +486,13 @@ mod tests {
 
     #[test]
     fn grants_verify_only_unchanged_and_under_their_key() {
-        let key = ApprovalKey::generate();
+        let key = ApprovalKey::generate().unwrap();
         let grant = key.sign(claims());
         assert!(key.verify(&grant));
-        assert!(!ApprovalKey::generate().verify(&grant), "another key");
+        assert!(
+            !ApprovalKey::generate().unwrap().verify(&grant),
+            "another key"
+        );
         let mut json = serde_json::to_value(&grant).unwrap();
         json["expires_at_ms"] = 99.into();
         let tampered: ApprovalGrant = serde_json::from_value(json).unwrap();
@@ -362,6 +508,12 @@ mod tests {
             bad.mac = format!("hmac-sha256:{respelled}");
             assert!(!key.verify(&bad), "{respelled}");
         }
+    }
+
+    #[test]
+    fn a_failing_generator_gives_an_error_never_a_key() {
+        let err = crate::random::tests::failing(ApprovalKey::generate).unwrap_err();
+        assert!(err.to_string().contains("unavailable"), "{err}");
     }
 
     #[test]

@@ -146,7 +146,7 @@ fn write(out: &mut String, value: &Value) -> bool {
         }
         Value::Number(n) => write_number(out, n),
         Value::String(s) => {
-            crate::json_text::write_str(out, s);
+            crate::json::write_str(out, s);
             false
         }
         Value::Array(items) => {
@@ -172,7 +172,7 @@ fn write(out: &mut String, value: &Value) -> bool {
                 if i > 0 {
                     out.push(',');
                 }
-                crate::json_text::write_str(out, key);
+                crate::json::write_str(out, key);
                 out.push(':');
                 wide |= write(out, item);
             }

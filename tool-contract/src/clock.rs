@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The latest time any store keeps: `i64::MAX` milliseconds (SQL `BIGINT`), some 292 million
 /// years away. A "forever" retention or TTL is capped here instead of failing in the database.
@@ -112,6 +112,23 @@ impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.now.load(Ordering::Acquire)
     }
+}
+
+/// Milliseconds since the Unix epoch, by the system clock.
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, millis)
+}
+
+/// A duration in whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A duration in whole microseconds, saturating.
+pub(crate) fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -1,18 +1,23 @@
 //! The trusted runtime context: who is calling, for which tenant, with which capabilities.
 //!
-//! Everything here comes from the host, never from the model's arguments (seed, "Schema에 넣지
-//! 말아야 할 값"). Handlers read it through [extractors](crate::extract).
+//! Everything here comes from the host, never from the model's arguments: identity, tenancy,
+//! permissions and the turn's limits are exactly the values a model must not be able to
+//! choose. Handlers read them through extractors (the `extract` module).
 
 use std::any::{Any, TypeId};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::extract::{CallMeta, IdempotencyKey, Principal, Tenant};
-use crate::policy::Budget;
+use crate::budget::Budget;
+use crate::error::ToolError;
 
-/// Host-held values a handler can extract with [`State<T>`](crate::extract::State): database
+/// Host-held values a handler can extract with the `State<T>` extractor: database
 /// pools, HTTP clients, credentials. Keyed by type.
 #[derive(Clone, Default)]
 pub struct Extensions {
@@ -214,7 +219,7 @@ impl ToolContextBuilder {
         self.idempotency_key = Some(key);
         self
     }
-    /// Stores a host-held value for [`State<T>`](crate::extract::State).
+    /// Stores a host-held value for the `State<T>` extractor.
     pub fn state<T: Send + Sync + 'static>(mut self, value: T) -> Self {
         self.shared.extensions.insert(value);
         self
@@ -227,4 +232,139 @@ impl ToolContextBuilder {
             idempotency_key: self.idempotency_key,
         }
     }
+}
+
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(Arc<str>);
+
+        impl $name {
+            /// Wraps an identifier.
+            pub fn new(id: impl Into<Arc<str>>) -> Self {
+                $name(id.into())
+            }
+            /// The identifier.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple(stringify!($name)).field(&&*self.0).finish()
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                $name(id.into())
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                $name(id.into())
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// The tenant a call runs for, from the trusted context. Fails with `UNAUTHORIZED` when the
+    /// host set none.
+    Tenant
+);
+id_newtype!(
+    /// The authenticated principal (user or service), from the trusted context. Fails with
+    /// `UNAUTHORIZED` when the host set none.
+    Principal
+);
+
+/// The idempotency key of this call, to pass to the downstream system.
+///
+/// Passing it on closes the crash window between "executed" and "recorded", which is why an
+/// `irreversible_write` tool with automatic retries must take it (compile-time rule 4).
+#[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct IdempotencyKey(Arc<str>);
+
+impl TryFrom<String> for IdempotencyKey {
+    type Error = ToolError;
+    fn try_from(key: String) -> Result<Self, ToolError> {
+        IdempotencyKey::new(key)
+    }
+}
+
+impl From<IdempotencyKey> for String {
+    fn from(key: IdempotencyKey) -> String {
+        key.0.to_string()
+    }
+}
+
+impl IdempotencyKey {
+    /// Longest accepted key, in bytes.
+    pub const MAX_LEN: usize = 255;
+
+    /// Validates a key: 1..=255 visible ASCII characters (letters, digits, punctuation; no
+    /// spaces or control characters).
+    pub fn new(key: impl Into<Arc<str>>) -> Result<Self, ToolError> {
+        let key = key.into();
+        let ok = !key.is_empty()
+            && key.len() <= Self::MAX_LEN
+            && key.bytes().all(|b| b.is_ascii_graphic());
+        if ok {
+            Ok(IdempotencyKey(key))
+        } else {
+            Err(ToolError::invalid_input(
+                "IDEMPOTENCY_KEY_INVALID",
+                "an idempotency key must be 1 to 255 visible ASCII characters (no spaces)",
+            ))
+        }
+    }
+
+    /// The key.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("IdempotencyKey").field(&&*self.0).finish()
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Facts about the running call: which tool and version, the call id, the attempt number.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallMeta {
+    /// The tool's stable name.
+    pub tool: Cow<'static, str>,
+    /// The tool's version.
+    pub tool_version: Cow<'static, str>,
+    /// The call id, as echoed in the observation's `meta.call_id`.
+    pub call_id: String,
+    /// The 1-based attempt number.
+    pub attempt: u32,
 }

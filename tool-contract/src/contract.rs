@@ -145,6 +145,26 @@ impl RetryPolicy {
             max_backoff_ms,
         }
     }
+
+    /// The backoff before the retry that follows attempt `attempt` (1-based), before jitter:
+    /// `backoff_ms` doubled per attempt, capped at `max_backoff_ms` when that is set. The
+    /// executor waits between half of it and all of it.
+    pub fn backoff_ceiling_ms(&self, attempt: u32) -> u64 {
+        let exp = self
+            .backoff_ms
+            .saturating_mul(1u64 << attempt.saturating_sub(1).min(20));
+        if self.max_backoff_ms > 0 {
+            exp.min(self.max_backoff_ms)
+        } else {
+            exp
+        }
+    }
+
+    /// The longest wait the executor accepts from an error's `retry_after_ms` before a retry:
+    /// the backoff cap, and at least a minute. A longer wait is the caller's to schedule.
+    pub fn longest_wait_ms(&self) -> u64 {
+        self.max_backoff_ms.max(60_000)
+    }
 }
 
 /// Where a call's idempotency key comes from (seed field 11).
@@ -203,4 +223,11 @@ pub struct Fingerprint {
     pub implementation: String,
     /// The host's policy version, if declared.
     pub policy_version: Option<String>,
+}
+
+/// Anything that holds a set of tool contracts, as exports read them: sorted by name, each
+/// name's versions newest first. A [`Registry`](crate::Registry) is one.
+pub trait ContractSource {
+    /// Every contract, by name then newest version first.
+    fn contracts(&self) -> Vec<&'static ToolContract>;
 }

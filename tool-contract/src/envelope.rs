@@ -218,7 +218,7 @@ impl Observation {
     /// assert_eq!(obs.to_json(), serde_json::to_string(&obs).unwrap());
     /// ```
     pub fn to_json(&self) -> String {
-        use crate::json_text::write_str;
+        use crate::json::write_str;
         // Written by hand, field by field in the derive's order, with the derive's skips: this
         // runs once per call, and serde_json's byte-at-a-time escaping of meta and provenance
         // cost more than the checks around it. The doc test above and the envelope tests hold

@@ -1,86 +1,31 @@
-//! Stage 5: the executor. Per-attempt timeout, retries of retryable errors only (exponential
-//! backoff with jitter, `retry_after_ms` honoured, within the attempt budget and the deadline),
-//! panic isolation, and the output contract before anything reaches the model.
+//! Stages 6 and 7, execute: the idempotency claim, then the handler under a per-attempt
+//! timeout, with retries of retryable errors only (exponential backoff with jitter,
+//! `retry_after_ms` honoured, within the attempt budget and the deadline) and panic isolation;
+//! then the output contract (stage 8, [`crate::output`]) before anything reaches the model, the
+//! envelope and the receipt.
 
-use std::borrow::Cow;
-use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::context::ToolContext;
-use crate::envelope::{Meta, Observation, Provenance};
+use crate::call::PreparedCall;
+use crate::clock::{micros, millis};
+use crate::entry::Entry;
+use crate::envelope::{Meta, Observation};
 use crate::error::{ErrorCategory, ToolError};
-use crate::extract::IdempotencyKey;
-use crate::fast::Args;
-use crate::lite::Lite;
-use crate::policy::{self, Reservation};
+use crate::idempotency::{ClaimState, Disposition};
+use crate::output::CheckedOutput;
+use crate::policy;
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
-use crate::registry::{micros, millis, Decoded, Entry, Inner, Output};
+use crate::services::Services;
+use crate::stage::Stage;
 
-/// A call that passed every check. Only [`Registry::prepare`](crate::Registry::prepare) makes
-/// one, and it is the only thing [`Registry::execute`](crate::Registry::execute) accepts, so
-/// an unvalidated call cannot run.
-pub struct PreparedCall {
-    pub(crate) entry: Arc<Entry>,
-    pub(crate) call_id: String,
-    pub(crate) args: Args,
-    pub(crate) decoded: Option<Decoded>,
-    pub(crate) ctx: ToolContext,
-    pub(crate) reservation: Option<Reservation>,
-    pub(crate) started: Instant,
-    pub(crate) prepare_us: u64,
-    pub(crate) gates: &'static [&'static str],
-    /// Only with a receipt sink; boxed so that calls without one move less.
-    pub(crate) record: Option<Box<ProposalRecord>>,
-    pub(crate) received_at_ms: u64,
-    /// Whether the idempotency key was already claimed (by an approval, before it consumed
-    /// its grant) or is still to be claimed by the executor.
-    pub(crate) claim: crate::idempotency::ClaimState,
-}
-
-impl PreparedCall {
-    /// The tool's name.
-    pub fn tool(&self) -> &str {
-        &self.entry.contract.name
-    }
-    /// The version that will run.
-    pub fn tool_version(&self) -> &str {
-        &self.entry.contract.version
-    }
-    /// The call id.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    /// The validated arguments, nulls dropped and defaults applied: what will run.
-    pub fn arguments(&self) -> &Value {
-        self.args.get(&self.entry.plan)
-    }
-    /// The resolved idempotency key, if any.
-    pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
-        self.ctx.idempotency_key()
-    }
-}
-
-impl fmt::Debug for PreparedCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PreparedCall")
-            .field("tool", &self.tool())
-            .field("tool_version", &self.tool_version())
-            .field("call_id", &self.call_id)
-            .field("arguments", self.arguments())
-            .finish_non_exhaustive()
-    }
-}
-
-/// Categories never retried, whatever a handler says: repeating them only adds cost and attack
-/// surface (seed: "모든 오류를 재시도").
+/// Categories never retried, whatever a handler says: repeating them cannot change the answer,
+/// and only adds cost and attack surface.
 fn never_retried(c: ErrorCategory) -> bool {
     matches!(
         c,
@@ -91,21 +36,15 @@ fn never_retried(c: ErrorCategory) -> bool {
     )
 }
 
-/// Exponential backoff with "equal jitter": half fixed, half random, capped.
+/// The wait before the next attempt: the policy's ceiling with "equal jitter" (half fixed, half
+/// random), or the error's `retry_after_ms` when that is longer.
 fn backoff(
     retry: &crate::contract::RetryPolicy,
     attempt: u32,
     retry_after_ms: Option<u64>,
 ) -> Duration {
-    let exp = retry
-        .backoff_ms
-        .saturating_mul(1u64 << (attempt - 1).min(20));
-    let capped = if retry.max_backoff_ms > 0 {
-        exp.min(retry.max_backoff_ms)
-    } else {
-        exp
-    };
-    let jittered = capped / 2 + fastrand::u64(0..=capped - capped / 2);
+    let ceiling = retry.backoff_ceiling_ms(attempt);
+    let jittered = ceiling / 2 + fastrand::u64(0..=ceiling - ceiling / 2);
     Duration::from_millis(jittered.max(retry_after_ms.unwrap_or(0)))
 }
 
@@ -113,7 +52,10 @@ fn backoff(
 /// `async fn` holds a by-value argument twice (captured, and again as its body's local), and
 /// every byte of the call's future is copied each time the future is moved. The block below
 /// owns the call once and lends it in place.
-pub(crate) fn run(inner: &Inner, mut call: PreparedCall) -> impl Future<Output = Observation> + '_ {
+pub(crate) fn run(
+    services: &Services,
+    mut call: PreparedCall,
+) -> impl Future<Output = Observation> + '_ {
     let c = call.entry.contract;
     let span = tracing::info_span!(
         "execute_tool",
@@ -128,17 +70,22 @@ pub(crate) fn run(inner: &Inner, mut call: PreparedCall) -> impl Future<Output =
         "error.type" = tracing::field::Empty,
     );
     let outer = span.clone();
-    async move { run_inner(inner, &mut call, &span).await }.instrument(outer)
+    async move { run_inner(services, &mut call, &span).await }.instrument(outer)
 }
 
-async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span) -> Observation {
+async fn run_inner(
+    services: &Services,
+    call: &mut PreparedCall,
+    span: &tracing::Span,
+) -> Observation {
     // Borrowed, not cloned: the entry's count is shared by every task calling the tool, and
     // each bump moves its cache line between cores.
     let entry: &Entry = &call.entry;
     let c = entry.contract;
     let timeout = Duration::from_millis(c.timeout_ms);
-    let keep_records = inner.sink.is_some();
-    // Clock reads cost ~30 ns each: the receipt's timings are taken only for a sink.
+    let keep_records = services.keeps_receipts();
+    // Clock reads cost more than most checks here: the receipt's timings are taken only for a
+    // sink.
     let exec_started = keep_records.then(Instant::now);
     let mut attempts: Vec<AttemptRecord> = Vec::new();
     let mut diagnostics = Vec::new();
@@ -146,13 +93,13 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
     // made every call's future several KiB, and a future is copied each time it is moved
     // (into the runtime, into `instrument`); a key-less call must not pay for the store.
     let begun = match std::mem::take(&mut call.claim) {
-        crate::idempotency::ClaimState::Claimed(held) => Ok(*held),
-        crate::idempotency::ClaimState::Early(early) => Err(*early),
-        crate::idempotency::ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
+        ClaimState::Claimed(held) => Ok(*held),
+        ClaimState::Early(early) => Err(*early),
+        ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
             let args = call.args.get(&entry.plan);
-            Box::pin(crate::idempotency::begin(inner, c, &call.ctx, args)).await
+            Box::pin(crate::idempotency::begin(services, c, &call.ctx, args)).await
         }
-        crate::idempotency::ClaimState::Pending => Ok(None),
+        ClaimState::Pending => Ok(None),
     };
     let held = match begun {
         Ok(held) => held,
@@ -163,15 +110,15 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
                 millis(call.started.elapsed()),
                 0,
             );
-            let (observation, stage) = early.into_observation(meta, provenance_of(entry, None));
+            let (observation, stage) = early.into_observation(meta, entry.output.provenance(None));
             span.record("tool.attempts", 0);
-            span.record("tool.outcome", stage);
+            span.record("tool.outcome", stage.as_str());
             if let Some(code) = observation.code() {
                 span.record("error.type", code);
             }
             diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
             record(
-                inner,
+                services,
                 call,
                 &observation,
                 stage,
@@ -184,7 +131,7 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
     };
     let mut reservation = call.reservation.take();
     let mut attempt = 0u32;
-    let mut stage = "execute";
+    let mut stage = Stage::Execute;
     let mut last_err: Option<ToolError> = None;
 
     // Whether any attempt reached the handler, and whether any attempt ended in a way that may
@@ -192,7 +139,7 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
     // may have used.
     let mut handler_ran = false;
     let mut ambiguous = false;
-    let result: Result<Output, ToolError> = loop {
+    let result: Result<CheckedOutput, ToolError> = loop {
         attempt += 1;
         // A call prepared in time may be executed late: nothing starts after the deadline.
         if call
@@ -253,9 +200,11 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
-                let mut fut = std::pin::pin!(AssertUnwindSafe(
-                    entry.runner.run(args, &call.ctx, entry)
-                )
+                let mut fut = std::pin::pin!(AssertUnwindSafe(entry.runner.run(
+                    args,
+                    &call.ctx,
+                    &entry.output
+                ))
                 .catch_unwind());
                 // A handler that finishes on its first poll never needs the timer; arming one
                 // costs a shared-driver round trip per call.
@@ -304,16 +253,15 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
             Ok(value) => break Ok(value),
             Err(err) => err,
         };
-        ambiguous |= ran_now
-            && crate::idempotency::disposition(Some(&err), true)
-                == crate::idempotency::Disposition::Hold;
+        ambiguous |=
+            ran_now && crate::idempotency::disposition(Some(&err), true) == Disposition::Hold;
         let retryable = err.retryable() && !never_retried(err.category());
         if !retryable || attempt >= c.retry.max_attempts {
             break Err(err);
         }
         // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
         // schedule, not a reason to hold this call open.
-        let wait_cap = c.retry.max_backoff_ms.max(60_000);
+        let wait_cap = c.retry.longest_wait_ms();
         if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
             diagnostics.push(format!(
                 "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
@@ -338,17 +286,17 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
 
     // The output contract was checked where the output was serialized (`check_output`).
     let (result, provenance) = match result {
-        Ok(Output::Valid(raw, provenance)) => (Ok(raw), provenance),
-        Ok(Output::Invalid(violations)) => {
+        Ok(CheckedOutput::Valid(raw, provenance)) => (Ok(raw), provenance),
+        Ok(CheckedOutput::Invalid(violations)) => {
             diagnostics.extend(violations);
-            stage = "output";
+            stage = Stage::Output;
             let err = ToolError::internal(
                 "OUTPUT_CONTRACT_VIOLATION",
                 "the tool's output broke its contract and was withheld",
             );
-            (Err(err), provenance_of(entry, None))
+            (Err(err), entry.output.provenance(None))
         }
-        Err(e) => (Err(e), provenance_of(entry, None)),
+        Err(e) => (Err(e), entry.output.provenance(None)),
     };
     let meta = Meta::of(
         c,
@@ -371,11 +319,11 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
     if let Some(held) = held {
         let mut disposition =
             crate::idempotency::disposition(observation.error.as_ref(), handler_ran);
-        if ambiguous && disposition == crate::idempotency::Disposition::Release {
-            disposition = crate::idempotency::Disposition::Hold;
+        if ambiguous && disposition == Disposition::Release {
+            disposition = Disposition::Hold;
         }
         Box::pin(crate::idempotency::end(
-            inner,
+            services,
             held,
             disposition,
             &observation,
@@ -383,9 +331,9 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
         ))
         .await;
     }
-    let stage = if observation.ok { "done" } else { stage };
+    let stage = if observation.ok { Stage::Done } else { stage };
     record(
-        inner,
+        services,
         call,
         &observation,
         stage,
@@ -398,16 +346,16 @@ async fn run_inner(inner: &Inner, call: &mut PreparedCall, span: &tracing::Span)
 
 /// Sends the call's receipt to the registry's sink, if it has one.
 fn record(
-    inner: &Inner,
+    services: &Services,
     call: &mut PreparedCall,
     observation: &Observation,
-    stage: &str,
+    stage: Stage,
     attempts: Vec<AttemptRecord>,
     diagnostics: Vec<String>,
     exec_started: Option<Instant>,
 ) {
     let c = call.entry.contract;
-    if let Some(sink) = &inner.sink {
+    if let Some(sink) = &services.sink {
         let receipt = Receipt {
             call_id: observation.meta.call_id.clone(),
             received_at_ms: call.received_at_ms,
@@ -425,12 +373,12 @@ fn record(
                 contract_sha256: c.fingerprint.contract_sha256.clone(),
                 implementation: c.fingerprint.implementation.clone(),
                 arguments: call.args.take(&call.entry.plan),
-                gates: call.gates.iter().map(|g| (*g).to_owned()).collect(),
+                gates: call.gates.iter().map(|g| g.as_str().to_owned()).collect(),
                 attempts,
             }),
             outcome: OutcomeRecord {
                 ok: observation.ok,
-                stage: stage.into(),
+                stage,
                 code: observation.code().map(str::to_owned),
                 category: observation.category(),
             },
@@ -440,59 +388,6 @@ fn record(
         };
         sink.record(&receipt);
     }
-}
-
-/// The output contract on the one serialization of a handler's output that becomes the
-/// envelope's data: `tree` is that text's tree, or `None` to parse the text. Nothing that
-/// fails here reaches the model.
-pub(crate) fn check_output(entry: &Entry, raw: Box<RawValue>, tree: Option<&Lite<'_>>) -> Output {
-    let verdict = match tree {
-        Some(tree) => verdict(entry, tree),
-        None => crate::tree::with_bump(|bump| match Lite::parse(raw.get(), bump) {
-            Ok(tree) => verdict(entry, &tree),
-            Err(_) => Err(vec!["output is not JSON the tree can read".to_owned()]),
-        }),
-    };
-    match verdict {
-        Ok(provenance) => Output::Valid(raw, provenance),
-        Err(violations) => Output::Invalid(violations),
-    }
-}
-
-fn verdict(entry: &Entry, tree: &Lite<'_>) -> Result<Provenance, Vec<String>> {
-    if entry.output.is_valid(tree) {
-        return Ok(provenance_of(entry, Some(tree)));
-    }
-    Err(entry
-        .output
-        .iter_errors(tree)
-        .take(16)
-        .map(|e| {
-            format!(
-                "output violates `{}` at `{}`",
-                e.kind().keyword(),
-                e.instance_path().as_str()
-            )
-        })
-        .collect())
-}
-
-/// Source and revision from the data when the contract points at them, else the tool itself.
-fn provenance_of(entry: &Entry, data: Option<&Lite<'_>>) -> Provenance {
-    let spec = entry.contract.provenance.as_ref();
-    let pick = |ptr: Option<&String>| -> Option<String> {
-        match data?.pointer(ptr?)? {
-            Lite::Str(s) => Some(s.chars().take(256).collect()),
-            Lite::Number(n) => Some(n.to_string()),
-            _ => None,
-        }
-    };
-    let source = match pick(spec.map(|s| &s.source)) {
-        Some(s) => Cow::Owned(s),
-        None => Cow::Borrowed(entry.default_source),
-    };
-    let revision = pick(spec.and_then(|s| s.revision.as_ref()));
-    Provenance::untrusted(source, revision)
 }
 
 #[cfg(test)]

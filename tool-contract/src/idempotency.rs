@@ -1,6 +1,6 @@
-//! Idempotency: where a call's key comes from, and the lifecycle that makes a keyed write run
-//! at most once per key (seed field 11: "the same request run again must not duplicate its
-//! side effect").
+//! Stage 6, idempotency: where a call's key comes from, and the lifecycle that makes a keyed
+//! write run at most once per key: the same request run again must not repeat its side
+//! effect.
 //!
 //! # Keys
 //! A key comes from the contract's source: an args field marked `#[tool(idempotency_key)]`, a
@@ -54,21 +54,15 @@
 //! claim stays held until its lease ends, so an immediate retry is `IDEMPOTENCY_IN_PROGRESS`,
 //! never a second send.
 
-use std::time::Duration;
-
 use serde_json::{Map, Value};
 
-use crate::approval::random_id;
-use crate::envelope::{Meta, Observation, Provenance};
-use crate::error::ErrorCategory;
-use crate::registry::Inner;
-use crate::store::{Claim, ClaimRequest, IdempotencyStore, StoreError};
-
-use crate::context::ToolContext;
+use crate::context::{IdempotencyKey, ToolContext};
 use crate::contract::{IdempotencySource, ToolContract};
-use crate::error::ToolError;
-use crate::extract::IdempotencyKey;
-use std::sync::Arc;
+use crate::envelope::{Meta, Observation, Provenance};
+use crate::error::{ErrorCategory, ToolError};
+use crate::services::Services;
+use crate::stage::Stage;
+use crate::store::{Claim, ClaimRequest, StoreError};
 
 /// Resolves the key of one call from its validated arguments (defaults applied) and context.
 ///
@@ -128,18 +122,6 @@ pub fn resolve_key(
     Ok(key)
 }
 
-/// The registry's idempotency settings.
-pub(crate) struct IdempotencyConfig {
-    pub(crate) store: Arc<dyn IdempotencyStore>,
-    pub(crate) retention_ms: u64,
-    pub(crate) lease_grace_ms: u64,
-}
-
-impl IdempotencyConfig {
-    pub(crate) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
-    pub(crate) const DEFAULT_LEASE_GRACE: Duration = Duration::from_secs(30);
-}
-
 /// The store did not answer: nothing runs.
 pub(crate) fn store_unavailable() -> ToolError {
     ToolError::transient(
@@ -170,14 +152,17 @@ impl Early {
         self,
         mut meta: Meta,
         provenance: Provenance,
-    ) -> (Observation, &'static str) {
+    ) -> (Observation, Stage) {
         match self {
             Early::Replay(mut stored) => {
                 meta.idempotency = Some("replayed".into());
                 stored.meta = meta;
-                (*stored, "replayed")
+                (*stored, Stage::Replayed)
             }
-            Early::Refuse(err) => (Observation::failure(err, meta, provenance), "idempotency"),
+            Early::Refuse(err) => (
+                Observation::failure(err, meta, provenance),
+                Stage::Idempotency,
+            ),
         }
     }
 }
@@ -193,31 +178,16 @@ fn scoped_key(contract: &ToolContract, ctx: &ToolContext, key: &IdempotencyKey) 
     ])
 }
 
-/// A claim token: unique across processes (a random per-process prefix) and cheap (a counter).
-fn claim_token() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
-    static PREFIX: OnceLock<String> = OnceLock::new();
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let prefix = PREFIX.get_or_init(random_id);
-    format!("{prefix}-{:x}", NEXT.fetch_add(1, Ordering::Relaxed))
-}
-
 /// The longest a call can run: every attempt's timeout and the longest waits between them.
 fn longest_run_ms(contract: &ToolContract) -> u64 {
     let retry = &contract.retry;
-    let attempts = u64::from(retry.max_attempts.max(1));
-    // The executor's longest wait: its exponential backoff (capped when a cap is set), or a
-    // `retry_after_ms` of up to a minute (or the cap), whichever is longer.
-    let exp = retry
-        .backoff_ms
-        .saturating_mul(1u64 << (attempts.saturating_sub(2)).min(20));
-    let backoff = if retry.max_backoff_ms > 0 {
-        exp.min(retry.max_backoff_ms)
-    } else {
-        exp
-    };
-    let wait = backoff.max(retry.max_backoff_ms.max(60_000));
+    let attempts = retry.max_attempts.max(1);
+    // The executor's longest wait between attempts: the backoff before the last retry, or the
+    // longest `retry_after_ms` it honours, whichever is longer.
+    let wait = retry
+        .backoff_ceiling_ms(attempts.saturating_sub(1))
+        .max(retry.longest_wait_ms());
+    let attempts = u64::from(attempts);
     contract
         .timeout_ms
         .saturating_mul(attempts)
@@ -257,8 +227,8 @@ pub(crate) enum ClaimState {
 }
 
 /// Releases a claim that will not be used (an approval refused after the claim).
-pub(crate) async fn release(inner: &Inner, ctx: &ToolContext, held: Held) {
-    let store = &inner.idempotency.store;
+pub(crate) async fn release(services: &Services, ctx: &ToolContext, held: Held) {
+    let store = &services.idempotency.store;
     if let Err(e) = bounded(ctx.deadline(), store.release(&held.key, &held.token)).await {
         tracing::warn!(error = %e, "idempotency claim not released; it ends with its lease");
     }
@@ -269,7 +239,7 @@ pub(crate) async fn release(inner: &Inner, ctx: &ToolContext, held: Held) {
 // the call's decoded arguments are `Send` but not `Sync`.
 /// `Ok(None)`: the call has no key and runs; `Ok(Some)`: it runs holding the claim.
 pub(crate) async fn begin(
-    inner: &Inner,
+    services: &Services,
     contract: &ToolContract,
     ctx: &ToolContext,
     args: &Value,
@@ -277,11 +247,11 @@ pub(crate) async fn begin(
     let Some(key) = ctx.idempotency_key() else {
         return Ok(None);
     };
-    let cfg = &inner.idempotency;
+    let cfg = &services.idempotency;
     let scoped = scoped_key(contract, ctx, key);
     let args_hash = crate::canonical::sha256(args);
-    let token = claim_token();
-    let now = inner.clock.now_ms();
+    let token = services.ids.next();
+    let now = services.clock.now_ms();
     let lease_until_ms = crate::clock::later(
         now,
         longest_run_ms(contract).saturating_add(cfg.lease_grace_ms),
@@ -360,13 +330,13 @@ pub(crate) fn disposition(err: Option<&ToolError>, handler_ran: bool) -> Disposi
 
 /// Settles a held claim; failures to record are noted, never turned into a second run.
 pub(crate) async fn end(
-    inner: &Inner,
+    services: &Services,
     held: Held,
     disposition: Disposition,
     observation: &Observation,
     diagnostics: &mut Vec<String>,
 ) {
-    let store = &inner.idempotency.store;
+    let store = &services.idempotency.store;
     match disposition {
         Disposition::Hold => {
             diagnostics
@@ -389,7 +359,8 @@ pub(crate) async fn end(
                 );
                 return;
             };
-            let expires = crate::clock::later(inner.clock.now_ms(), inner.idempotency.retention_ms);
+            let expires =
+                crate::clock::later(services.clock.now_ms(), services.idempotency.retention_ms);
             match bounded(
                 None,
                 store.complete(&held.key, &held.token, &envelope, expires),

@@ -1,9 +1,10 @@
 //! Turn an LLM's tool *proposal* into a safe, checked execution.
 //!
 //! A model never calls an API: it proposes a structured intent. `tool-contract` gives every tool
-//! a contract (the seed's twelve fields: name, description, input and output schema, error
-//! model, effect, authorization, approval, timeout, retry, idempotency and version) generated
-//! from one attribute, and turns policy mistakes into compile errors.
+//! a contract (twelve fields: name, description, input and output schema, error model, effect,
+//! authorization, approval, timeout, retry, idempotency and version) generated from one
+//! attribute, turns policy mistakes into compile errors, and runs every proposal through the
+//! same checks before anything acts on it.
 //!
 //! ```
 //! use schemars::JsonSchema;
@@ -50,37 +51,67 @@
 //!
 //! See [`tool`](macro@tool) for every attribute key and compile-time rule, [`extract`] for the
 //! trusted extractors, and [`Toolset`] for type-level read-only toolsets.
+//!
+//! # The flow of a call
+//!
+//! ```text
+//! proposal text ─▶ 1 parse ─▶ 2 lookup ─▶ 3 validate ─▶ 4 authorize ─▶ 5 approval
+//!                  proposal    catalog     prepare::     prepare::       prepare::finish,
+//!                                          validate      authorize       approval (grants)
+//!      ─▶ 6 idempotency ─▶ 7 execute ─▶ 8 output ─▶ observation (untrusted) + receipt
+//!         idempotency       execute      output       envelope          receipt
+//! ```
+//!
+//! [`Registry`] is the façade: [`prepare`](Registry::prepare) runs stages 1 to 5 and returns a
+//! [`PreparedCall`] (or an [`ApprovalRequest`], or a [`Rejection`] naming its [`Stage`]),
+//! [`execute`](Registry::execute) runs stages 6 to 8, and [`handle`](Registry::handle) does
+//! both. The modules below are listed in that order: first the vocabulary every stage shares,
+//! then the stages, then what sits around the pipeline (stores, exports, the contract lock, the
+//! MCP server). `ARCHITECTURE.md` in the repository walks through the same map.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod approval;
+// The vocabulary every stage shares.
+mod args;
+pub mod budget;
+mod call;
 pub mod canonical;
 pub mod clock;
 pub mod context;
 pub mod contract;
 pub mod effect;
-pub mod envelope;
+mod entry;
 pub mod error;
-pub mod execute;
-pub mod export;
 pub mod extract;
-mod fast;
-pub mod idempotency;
-mod json_text;
-mod lite;
+mod json;
+mod random;
+mod refuse;
+pub mod schema;
+mod services;
+pub mod stage;
+mod tool;
+mod toolset;
+
+// The pipeline, in call order.
+pub mod approval; // 5 approval requests and grants
+mod catalog; // 2 lookup
+pub mod envelope; // the observation
+mod execute; // 7 the handler
+pub mod idempotency; // 6 keys and the exactly-once lifecycle
+mod output; // 8 the output contract
+pub mod policy; // 4 the trusted context's checks
+mod prepare; // 3 validate, 4 authorize, 5 the approval decision
+pub mod proposal; // 1 parse
+pub mod receipt; // what really ran
+pub mod registry;
+pub mod repair; // what the model is told when stage 3 refuses its arguments // the façade over the stages
+
+// Around the pipeline.
+pub mod export;
 pub mod lock;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod policy;
-pub mod proposal;
-pub mod receipt;
-pub mod registry;
-pub mod schema;
 pub mod store;
-mod tool;
-mod toolset;
-mod tree;
-pub mod validate;
 
 #[doc(hidden)]
 #[allow(missing_docs)]
@@ -93,18 +124,24 @@ pub use tool_contract_derive::tool;
 /// field attributes and the rules it checks.
 pub use tool_contract_derive::ToolArgs;
 
+/// The JSON Schema generator the derives use: implement or derive `schemars::JsonSchema` with
+/// this version for types your arguments and outputs contain.
+pub use schemars;
+
 pub use context::{ToolContext, ToolContextBuilder};
-pub use contract::ToolContract;
+pub use contract::{ContractSource, ToolContract};
 pub use effect::{Effect, ReadOnly, ReadWrite};
 pub use error::{ErrorCategory, ToolError, ValidationIssue};
+pub use stage::Stage;
 pub use tool::{ApprovalCondition, ArgField, BoxFuture, DynTool, Tool, ToolArgs};
 pub use toolset::{ReadOnlyToolset, Toolset};
 
 pub use approval::{ApprovalGrant, ApprovalKey, ApprovalRequest};
+pub use call::{AuthorizedCall, PreparedCall, ValidatedCall};
 pub use envelope::Observation;
-pub use execute::PreparedCall;
+pub use prepare::Prepared;
 pub use proposal::{Proposal, ProposalLimits};
-pub use registry::{
-    AuthorizedCall, Prepared, Registry, RegistryBuilder, RegistryError, Rejection, ValidatedCall,
-};
-pub use validate::{RepairFeedback, RepairLoop, RepairStep};
+pub use random::RandomUnavailable;
+pub use refuse::Rejection;
+pub use registry::{Registry, RegistryBuilder, RegistryError};
+pub use repair::{RepairFeedback, RepairLoop, RepairStep};

@@ -1,5 +1,5 @@
-//! Receipts: what the model asked for and what the system really did, as separate objects
-//! (seed: "Proposal과 execution receipt를 별도 객체로"), and where they go.
+//! Receipts: what the model asked for and what the system really did, kept as separate objects
+//! so the two can always be compared, and where they go.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::ErrorCategory;
+use crate::stage::Stage;
 
 /// What the model proposed, as received.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -61,9 +62,9 @@ pub struct ExecutionRecord {
 pub struct OutcomeRecord {
     /// Whether the model got data.
     pub ok: bool,
-    /// The stage that ended the call: `parse`, `lookup`, `validate`, `authorize`, `execute`,
-    /// `output` or `done`.
-    pub stage: String,
+    /// The stage that ended the call ([`Stage::Done`] when it ran and delivered its output,
+    /// [`Stage::Replayed`] when a stored result answered it).
+    pub stage: Stage,
     /// The error code, on failure.
     pub code: Option<String>,
     /// The error category, on failure.
@@ -165,11 +166,7 @@ impl ReceiptSink for JsonLinesSink {
 
 /// Emits the `execute_tool` span for a call refused before it ran, with the same GenAI
 /// attribute names as executed calls.
-pub(crate) fn trace_rejection(
-    meta: &crate::envelope::Meta,
-    err: &crate::ToolError,
-    stage: &'static str,
-) {
+pub(crate) fn trace_rejection(meta: &crate::envelope::Meta, err: &crate::ToolError, stage: Stage) {
     let span = tracing::info_span!(
         "execute_tool",
         "gen_ai.operation.name" = "execute_tool",
@@ -179,7 +176,7 @@ pub(crate) fn trace_rejection(
         "tool.version" = meta.tool_version.as_deref().unwrap_or(""),
         "tool.attempts" = 0u32,
         "tool.outcome" = "rejected",
-        "tool.stage" = stage,
+        "tool.stage" = stage.as_str(),
         "error.type" = err.code(),
     );
     drop(span);

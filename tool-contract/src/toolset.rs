@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::contract::ToolContract;
 use crate::effect::{Access, PermittedIn, ReadOnly, ReadWrite};
-use crate::registry::Runner;
+use crate::entry::Runner;
 use crate::tool::{DynTool, Tool};
 
 /// A set of tools for one agent, whose access level `A` bounds the effects it may contain.

@@ -677,7 +677,7 @@ fn repair_feedback_is_capped() {
     let rejection = reg.prepare_raw(&raw, &ctx()).unwrap_err();
     let fb = rejection.feedback().unwrap();
     assert!(
-        fb.issues.len() <= tool_contract::validate::MAX_ISSUES,
+        fb.issues.len() <= tool_contract::repair::MAX_ISSUES,
         "{}",
         fb.issues.len()
     );

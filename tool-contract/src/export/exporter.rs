@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::rewrite::{self, Scope};
 use super::{anthropic, gemini, json_schema, mcp, names, openai, Dialect, ExportError};
-use crate::{Registry, ToolContract};
+use crate::contract::{ContractSource, ToolContract};
 
 /// A tool whose exported name differs from its registry name.
 ///
@@ -247,7 +247,7 @@ impl Exporter {
     /// let export = Exporter::new(Dialect::Mcp).export_registry(&registry).unwrap();
     /// assert_eq!(export.to_value()["tools"][0]["name"], "ping_service");
     /// ```
-    pub fn export_registry(&self, registry: &Registry) -> Result<Export, ExportError> {
+    pub fn export_registry(&self, registry: &impl ContractSource) -> Result<Export, ExportError> {
         let mut seen = std::collections::HashSet::new();
         // `contracts()` lists each name's versions newest first: keep the first of each.
         let newest = registry

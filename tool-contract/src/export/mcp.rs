@@ -45,10 +45,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::contract::{IdempotencySource, ToolContract};
+use crate::contract::{ContractSource, IdempotencySource, ToolContract};
 use crate::effect::Effect;
 use crate::error::ErrorCategory;
-use crate::registry::Registry;
 use crate::schema::DRAFT_2020_12;
 
 /// `_meta` key of the tool's semantic version.
@@ -95,11 +94,11 @@ pub fn tool_entry(contract: &ToolContract) -> Value {
     })
 }
 
-/// The `tools/list` result for `registry`: `{"tools": [...]}`, one entry per tool name.
+/// The `tools/list` result for a registry: `{"tools": [...]}`, one entry per tool name.
 ///
 /// MCP names a tool once, so each name is listed at its newest version: the one a call runs
 /// unless the trusted context pins another.
-pub fn tools_list(registry: &Registry) -> Value {
+pub fn tools_list(registry: &impl ContractSource) -> Value {
     let mut tools = Vec::new();
     let mut last: Option<&str> = None;
     // `contracts()` is sorted by name, newest version first: keep the first of each name.

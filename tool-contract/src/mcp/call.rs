@@ -12,7 +12,7 @@ use super::{approval, Inner, McpRequest, TextContent};
 use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
-use crate::registry::Prepared;
+use crate::prepare::Prepared;
 
 pub(super) async fn call_tool(
     inner: &Inner,

@@ -1,4 +1,4 @@
-//! Stage 1: a model's proposal, parsed once, with limits, into a [`Proposal`].
+//! Stage 1, parse: a model's proposal, parsed once, with limits, into a [`Proposal`].
 //!
 //! The one parse made here is what later stages validate, approve, hash and execute, so it is
 //! strict where `serde_json::from_str::<Value>` is lenient:
@@ -18,14 +18,20 @@
 //! Errors are `INVALID_INPUT` observations with a stable code (`PROPOSAL_TOO_LARGE`,
 //! `PROPOSAL_TOO_DEEP`, `PROPOSAL_TOO_MANY_VALUES`, `DUPLICATE_KEY`, `NUMBER_OUT_OF_RANGE`,
 //! `PROPOSAL_MALFORMED`, `PROPOSAL_SHAPE`): the model can repair them.
+//!
+//! Two parsers apply these rules, both through `rules` (each rule is written there once): the
+//! full parser (`full`, serde_json driven by checking seeds) reads every shape and words every
+//! error; the fast path's reader (`fast`) reads the common shape into a borrowed tree and
+//! refuses everything else, which the full parser then decides. The registry tries the fast
+//! reader first (see [`RegistryBuilder::fast_path`](crate::RegistryBuilder::fast_path)).
 
-use std::cell::Cell;
-use std::fmt;
-
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
 use crate::error::ToolError;
+
+pub(crate) mod fast;
+mod full;
+pub(crate) mod rules;
 
 /// Caps applied while parsing a proposal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +78,8 @@ impl ProposalLimits {
 
 /// What the model proposed: a tool name, its arguments and, if the provider gave one, a call id.
 ///
-/// Nothing has run yet; this is only an intent (seed: "여기까지는 tool proposal입니다").
+/// Nothing has run yet: a proposal is only an intent, and everything in it is checked
+/// before anything acts on it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proposal {
     /// The proposed tool name.
@@ -126,23 +133,13 @@ impl Proposal {
     /// assert_eq!(dup.unwrap_err().code(), "DUPLICATE_KEY");
     /// ```
     pub fn parse(raw: &str, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
-        check_size(raw, limits)?;
-        let count = Cell::new(0usize);
-        let mut de = serde_json::Deserializer::from_str(raw);
-        let parts = Top {
-            limits,
-            count: &count,
-        }
-        .deserialize(&mut de)
-        .and_then(|p| de.end().map(|()| p))
-        .map_err(|err| classify(&err.to_string(), limits))?;
-        Self::from_parts(parts, limits)
+        Self::from_parts(full::parse_parts(raw, limits)?, limits)
     }
 
     /// Builds a proposal from a JSON value of one of the shapes [`Proposal::parse`] accepts,
     /// applying the depth, size and number policy (not duplicate detection: see [`Proposal::new`]).
     pub fn from_value(value: Value, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
-        let value = normalize_value(value, limits)?;
+        let value = full::check_value(value, limits)?;
         Self::from_parsed(value, limits)
     }
 
@@ -152,7 +149,7 @@ impl Proposal {
                 "a proposal is a JSON object with `name` and `arguments`",
             ));
         };
-        let parts = Parts {
+        let parts = full::Parts {
             id: top.remove("id"),
             call_id: top.remove("call_id"),
             name: top.remove("name"),
@@ -163,7 +160,7 @@ impl Proposal {
         Self::from_parts(parts, limits)
     }
 
-    fn from_parts(parts: Parts, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
+    fn from_parts(parts: full::Parts, limits: &ProposalLimits) -> Result<Proposal, ToolError> {
         let str_of = |v: Option<Value>, what: &'static str| match v {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -202,19 +199,17 @@ impl Proposal {
         let Some(name) = name else {
             return Err(shape("the proposal has no tool `name`"));
         };
-        if name.is_empty() || name.len() > 128 {
+        if !rules::tool_name_ok(&name) {
             return Err(shape("a tool name is 1 to 128 characters"));
         }
         let arguments = match arguments {
             None | Some(Value::Null) => Value::Object(Map::new()),
             // OpenAI sends arguments as a string of JSON: parse it with the same limits.
-            Some(Value::String(text)) => parse_json(&text, limits)?,
+            Some(Value::String(text)) => full::parse_value(&text, limits)?,
             Some(other) => other,
         };
-        if let Some(id) = &call_id {
-            if id.is_empty() || id.len() > 128 || !id.bytes().all(|b| b.is_ascii_graphic()) {
-                call_id = None;
-            }
+        if call_id.as_deref().is_some_and(|id| !rules::call_id_ok(id)) {
+            call_id = None;
         }
         Ok(Proposal {
             name,
@@ -224,347 +219,13 @@ impl Proposal {
     }
 }
 
-/// The top-level members a proposal may carry, read without building a map for them.
-#[derive(Default)]
-struct Parts {
-    id: Option<Value>,
-    call_id: Option<Value>,
-    name: Option<Value>,
-    arguments: Option<Value>,
-    input: Option<Value>,
-    function: Option<Value>,
-}
-
-const SHAPE: &str = "PROPOSAL_SHAPE:";
-
-/// The proposal's outer object: known members go straight to their slot, others are parsed
-/// (for limits and duplicates) and dropped.
-struct Top<'a> {
-    limits: &'a ProposalLimits,
-    count: &'a Cell<usize>,
-}
-
-impl<'de> DeserializeSeed<'de> for Top<'_> {
-    type Value = Parts;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parts, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top<'_> {
-    type Value = Parts;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a proposal object")
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Parts, E> {
-        Err(E::custom(SHAPE))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Parts, A::Error> {
-        Err(de::Error::custom(SHAPE))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
-        let value = Checked {
-            limits: self.limits,
-            depth: 0,
-            count: self.count,
-        };
-        value.tick::<A::Error>()?;
-        let inner = value.nested::<A::Error>()?;
-        let mut parts = Parts::default();
-        let mut others: std::collections::HashSet<String> = std::collections::HashSet::new();
-        while let Some(crate::lite::Text(key)) = map.next_key()? {
-            let v = map.next_value_seed(inner_copy(&inner))?;
-            let slot = match key.as_ref() {
-                "id" => &mut parts.id,
-                "call_id" => &mut parts.call_id,
-                "name" => &mut parts.name,
-                "arguments" => &mut parts.arguments,
-                "input" => &mut parts.input,
-                "function" => &mut parts.function,
-                other => {
-                    if !others.insert(other.to_owned()) {
-                        let shown: String = other.chars().take(64).collect();
-                        return Err(de::Error::custom(format!("{DUP} `{shown}`")));
-                    }
-                    continue;
-                }
-            };
-            if slot.is_some() {
-                return Err(de::Error::custom(format!("{DUP} `{key}`")));
-            }
-            *slot = Some(v);
-        }
-        Ok(parts)
-    }
-}
-
 fn shape(message: &'static str) -> ToolError {
     ToolError::invalid_input("PROPOSAL_SHAPE", message)
 }
 
 /// Parses JSON text under `limits` and the number policy, rejecting duplicate keys.
 pub fn parse_json(raw: &str, limits: &ProposalLimits) -> Result<Value, ToolError> {
-    check_size(raw, limits)?;
-    let count = Cell::new(0usize);
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let seed = Checked {
-        limits,
-        depth: 0,
-        count: &count,
-    };
-    let value = seed.deserialize(&mut de).and_then(|v| de.end().map(|()| v));
-    value.map_err(|err| classify(&err.to_string(), limits))
-}
-
-fn check_size(raw: &str, limits: &ProposalLimits) -> Result<(), ToolError> {
-    if raw.len() > limits.max_bytes {
-        return Err(ToolError::invalid_input(
-            "PROPOSAL_TOO_LARGE",
-            "the proposal is larger than the accepted size",
-        )
-        .with_detail("max_bytes", limits.max_bytes)
-        .with_detail("bytes", raw.len()));
-    }
-    Ok(())
-}
-
-// Custom errors carry a code prefix so the serde_json error (which adds the position) maps
-// back to a stable code.
-const DUP: &str = "DUPLICATE_KEY:";
-const DEEP: &str = "PROPOSAL_TOO_DEEP:";
-const MANY: &str = "PROPOSAL_TOO_MANY_VALUES:";
-const RANGE: &str = "NUMBER_OUT_OF_RANGE:";
-
-fn classify(msg: &str, limits: &ProposalLimits) -> ToolError {
-    let (code, message): (&'static str, String) = if let Some(rest) = msg.strip_prefix(DUP) {
-        (
-            "DUPLICATE_KEY",
-            format!("an object has the same key twice:{rest}"),
-        )
-    } else if msg.starts_with(DEEP) || msg.starts_with("recursion limit exceeded") {
-        (
-            "PROPOSAL_TOO_DEEP",
-            format!("the arguments nest deeper than {} levels", limits.max_depth),
-        )
-    } else if msg.starts_with(SHAPE) {
-        (
-            "PROPOSAL_SHAPE",
-            "a proposal is a JSON object with `name` and `arguments`".to_owned(),
-        )
-    } else if msg.starts_with(MANY) {
-        (
-            "PROPOSAL_TOO_MANY_VALUES",
-            format!("the arguments hold more than {} values", limits.max_values),
-        )
-    } else if let Some(rest) = msg.strip_prefix(RANGE) {
-        (
-            "NUMBER_OUT_OF_RANGE",
-            format!("an integer does not fit in 64 bits:{rest}"),
-        )
-    } else if msg.starts_with("number out of range") {
-        (
-            "NUMBER_OUT_OF_RANGE",
-            format!("a number is out of range: {msg}"),
-        )
-    } else {
-        // serde_json's messages name a position and a reason, never input content.
-        (
-            "PROPOSAL_MALFORMED",
-            format!("the proposal is not valid JSON: {msg}"),
-        )
-    };
-    ToolError::invalid_input(code, message)
-}
-
-struct Checked<'a> {
-    limits: &'a ProposalLimits,
-    depth: usize,
-    count: &'a Cell<usize>,
-}
-
-impl Checked<'_> {
-    fn tick<E: de::Error>(&self) -> Result<(), E> {
-        let n = self.count.get() + 1;
-        self.count.set(n);
-        if n > self.limits.max_values {
-            return Err(E::custom(MANY));
-        }
-        Ok(())
-    }
-
-    fn nested<E: de::Error>(&self) -> Result<Checked<'_>, E> {
-        if self.depth + 1 > self.limits.max_depth {
-            return Err(E::custom(DEEP));
-        }
-        Ok(Checked {
-            limits: self.limits,
-            depth: self.depth + 1,
-            count: self.count,
-        })
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Checked<'_> {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// The number policy for one float (see the module docs).
-fn float_value(v: f64) -> Result<Value, &'static str> {
-    // From 2^53 on an f64 no longer holds every integer: the number the model wrote may not be
-    // the one we would pass on, so it is refused rather than silently rounded.
-    const EXACT: f64 = 9_007_199_254_740_992.0;
-    if v.fract() == 0.0 && v.is_finite() && v.abs() >= EXACT {
-        return Err(RANGE);
-    }
-    if v.fract() == 0.0 && v.is_finite() {
-        // 2^63 and 2^64 are exactly representable, so these bounds are exact.
-        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&v) {
-            return Ok(Value::Number((v as i64).into()));
-        }
-        if (0.0..18_446_744_073_709_551_616.0).contains(&v) {
-            return Ok(Value::Number((v as u64).into()));
-        }
-        return Err(RANGE);
-    }
-    Number::from_f64(v).map(Value::Number).ok_or(RANGE)
-}
-
-impl<'de> Visitor<'de> for Checked<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
-        self.tick()?;
-        float_value(v).map_err(|_| E::custom(format!("{RANGE} {v}")))
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::String(v.to_owned()))
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::String(v))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        self.tick()?;
-        Ok(Value::Null)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
-        self.visit_unit()
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        self.tick()?;
-        let inner = self.nested()?;
-        let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(inner_copy(&inner))? {
-            out.push(v);
-        }
-        Ok(Value::Array(out))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        self.tick()?;
-        let inner = self.nested()?;
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(inner_copy(&inner))?;
-            match out.entry(key) {
-                serde_json::map::Entry::Vacant(slot) => {
-                    slot.insert(value);
-                }
-                serde_json::map::Entry::Occupied(slot) => {
-                    let shown: String = slot.key().chars().take(64).collect();
-                    return Err(de::Error::custom(format!("{DUP} `{shown}`")));
-                }
-            }
-        }
-        Ok(Value::Object(out))
-    }
-}
-
-fn inner_copy<'a>(c: &Checked<'a>) -> Checked<'a> {
-    Checked {
-        limits: c.limits,
-        depth: c.depth,
-        count: c.count,
-    }
-}
-
-/// Applies depth, size and the number policy to an already-built value.
-fn normalize_value(value: Value, limits: &ProposalLimits) -> Result<Value, ToolError> {
-    fn walk(
-        v: Value,
-        depth: usize,
-        count: &mut usize,
-        limits: &ProposalLimits,
-    ) -> Result<Value, ToolError> {
-        *count += 1;
-        if *count > limits.max_values {
-            return Err(classify(MANY, limits));
-        }
-        Ok(match v {
-            Value::Array(items) => {
-                if depth + 1 > limits.max_depth {
-                    return Err(classify(DEEP, limits));
-                }
-                Value::Array(
-                    items
-                        .into_iter()
-                        .map(|i| walk(i, depth + 1, count, limits))
-                        .collect::<Result<_, _>>()?,
-                )
-            }
-            Value::Object(map) => {
-                if depth + 1 > limits.max_depth {
-                    return Err(classify(DEEP, limits));
-                }
-                let mut out = Map::new();
-                for (k, v) in map {
-                    out.insert(k, walk(v, depth + 1, count, limits)?);
-                }
-                Value::Object(out)
-            }
-            Value::Number(n) if n.is_f64() => {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                float_value(f).map_err(|_| classify(&format!("{RANGE} {f}"), limits))?
-            }
-            other => other,
-        })
-    }
-    let mut count = 0;
-    walk(value, 0, &mut count, limits)
+    full::parse_value(raw, limits)
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! JSON text written by hand on the hot path, byte for byte what serde_json writes.
 //!
 //! serde_json escapes strings one byte at a time through a lookup table; the envelope's data
-//! is mostly long prose (document spans), so that loop was the pipeline's largest single cost.
-//! Here eight bytes are tested at once and clean runs are copied whole. The escapes are
-//! serde_json's own: `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`, and `\u00xx` (lowercase hex)
-//! for the other control characters; nothing else is escaped.
+//! is mostly long prose (document spans), so that loop would be the pipeline's largest single
+//! cost. Here eight bytes are tested at once ([`super::scan`]) and clean runs are copied
+//! whole. The escapes are serde_json's own: `\"`, `\\`, `\b`, `\t`, `\n`, `\f`, `\r`, and
+//! `\u00xx` (lowercase hex) for the other control characters; nothing else is escaped. Every
+//! writer here is proptested against serde_json.
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
@@ -14,83 +15,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Number;
 
-use crate::lite::Lite;
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The bytes of `w` (little-endian) that are control characters, `"` or `\`: the high bit of
-/// each such byte is set.
-///
-/// The usual SWAR tests: `(x - ONES) & !x & HIGHS` flags the zero bytes of `x`, and
-/// `(w - n * ONES) & !w & HIGHS` the bytes below `n` (`n` ≤ 128). A borrow can flag a byte
-/// above a real match, never below one and never without one, so the lowest flag is exact.
-#[inline]
-fn specials(w: u64) -> u64 {
-    let below_space = w.wrapping_sub(0x20 * ONES) & !w;
-    let q = w ^ (u64::from(b'"') * ONES);
-    let quote = q.wrapping_sub(ONES) & !q;
-    let b = w ^ (u64::from(b'\\') * ONES);
-    let backslash = b.wrapping_sub(ONES) & !b;
-    (below_space | quote | backslash) & HIGHS
-}
-
-/// The index of the first control character, `"` or `\` in `bytes` at or after `from`, or
-/// `bytes.len()`: what both the proposal parser (where a string ends) and the writer (whether
-/// a string needs escaping) ask. Eight bytes at a time; tool text is mostly long prose.
-// Always inlined: called once per string on the hot path, where a call cost more than the
-// scan of a short string (measured: +0.6 k instructions per pipeline call out of line).
-#[inline(always)]
-pub(crate) fn first_special(bytes: &[u8], from: usize) -> usize {
-    let word_at = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&bytes[i..i + 8]);
-        specials(u64::from_le_bytes(w))
-    };
-    let mut i = from;
-    while i + 8 <= bytes.len() {
-        let hits = word_at(i);
-        if hits != 0 {
-            return i + (hits.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    if i < bytes.len() && bytes.len() >= from + 8 {
-        // The last eight bytes, overlapping words already found clean (never bytes before
-        // `from`, which may be anything): one load, not a byte loop, and its lowest flag is
-        // still exact, since every real match in it lies at `i` or above.
-        let start = bytes.len() - 8;
-        let hits = word_at(start);
-        return if hits == 0 {
-            bytes.len()
-        } else {
-            start + (hits.trailing_zeros() / 8) as usize
-        };
-    }
-    while i < bytes.len() && ESCAPES[usize::from(bytes[i])].is_empty() {
-        i += 1;
-    }
-    i
-}
-
-/// The escape of each byte that needs one (serde_json's table); `""` for the rest.
-static ESCAPES: [&str; 256] = {
-    let mut t = [""; 256];
-    let short: [&str; 32] = [
-        "\\u0000", "\\u0001", "\\u0002", "\\u0003", "\\u0004", "\\u0005", "\\u0006", "\\u0007",
-        "\\b", "\\t", "\\n", "\\u000b", "\\f", "\\r", "\\u000e", "\\u000f", "\\u0010", "\\u0011",
-        "\\u0012", "\\u0013", "\\u0014", "\\u0015", "\\u0016", "\\u0017", "\\u0018", "\\u0019",
-        "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
-    ];
-    let mut b = 0;
-    while b < 32 {
-        t[b] = short[b];
-        b += 1;
-    }
-    t[b'"' as usize] = "\\\"";
-    t[b'\\' as usize] = "\\\\";
-    t
-};
+use super::scan::{first_special, ESCAPES};
+use super::tree::Tree;
 
 /// Appends `s` as a JSON string, quotes included.
 pub(crate) fn write_str(out: &mut String, s: &str) {
@@ -168,14 +94,14 @@ pub(crate) fn write_number(out: &mut String, n: &Number) {
 }
 
 /// Appends `tree` as compact JSON, the text `serde_json::to_string` gives for the same value.
-pub(crate) fn write_tree(out: &mut String, tree: &Lite<'_>) {
+pub(crate) fn write_tree(out: &mut String, tree: &Tree<'_>) {
     match tree {
-        Lite::Null => out.push_str("null"),
-        Lite::Bool(true) => out.push_str("true"),
-        Lite::Bool(false) => out.push_str("false"),
-        Lite::Number(n) => write_number(out, n),
-        Lite::Str(s) => write_str(out, s),
-        Lite::Array(items) => {
+        Tree::Null => out.push_str("null"),
+        Tree::Bool(true) => out.push_str("true"),
+        Tree::Bool(false) => out.push_str("false"),
+        Tree::Number(n) => write_number(out, n),
+        Tree::Str(s) => write_str(out, s),
+        Tree::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -185,7 +111,7 @@ pub(crate) fn write_tree(out: &mut String, tree: &Lite<'_>) {
             }
             out.push(']');
         }
-        Lite::Object(members) => {
+        Tree::Object(members) => {
             out.push('{');
             for (i, (k, v)) in members.iter().enumerate() {
                 if i > 0 {
@@ -249,28 +175,7 @@ mod tests {
         assert!(handover_works());
     }
 
-    /// What `first_special` must find, one byte at a time.
-    fn first_special_naive(bytes: &[u8], from: usize) -> usize {
-        (from..bytes.len())
-            .find(|&i| bytes[i] < 0x20 || bytes[i] == b'"' || bytes[i] == b'\\')
-            .unwrap_or(bytes.len())
-    }
-
     proptest! {
-        #[test]
-        fn first_special_finds_the_first_from_any_start(
-            noisy in "[\\x00-\\x21\"\\\\a-c\u{e9}]{0,20}",
-            clean in "[a-z\u{e9}]{0,30}",
-            tail in "[\\x00\"\\\\]?[a-z]{0,12}",
-            from in 0usize..72,
-        ) {
-            // Specials before, inside and after long clean runs, and starts on either side.
-            let s = format!("{noisy}{clean}{tail}");
-            let bytes = s.as_bytes();
-            let from = from.min(bytes.len());
-            prop_assert_eq!(first_special(bytes, from), first_special_naive(bytes, from));
-        }
-
         #[test]
         fn any_string_matches_serde_json(s in any::<String>()) {
             let mut out = String::new();

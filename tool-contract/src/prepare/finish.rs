@@ -1,0 +1,106 @@
+//! Stage 5, approval: whether the call needs a human's approval (always for `approval`, by
+//! the arguments' condition for `approval = "conditional"`), and for a call that can run now,
+//! the budget reservation. A call that needs approval holds no budget: it reserves when a
+//! grant releases it.
+
+use std::borrow::Cow;
+
+use crate::approval::{ApprovalRequest, ApprovalSubject};
+use crate::call::{AuthorizedCall, PreparedCall, ValidatedCall};
+use crate::clock::micros;
+use crate::context::{CallMeta, ToolContext};
+use crate::idempotency::ClaimState;
+use crate::policy;
+use crate::refuse::{refuse, Rejection};
+use crate::services::Services;
+use crate::stage::{Gate, Stage};
+
+use super::Prepared;
+
+pub(crate) fn finish(
+    services: &Services,
+    call: AuthorizedCall,
+    ctx: &ToolContext,
+) -> Result<Prepared, Rejection> {
+    let AuthorizedCall {
+        validated:
+            ValidatedCall {
+                entry,
+                args,
+                decoded,
+                draft,
+            },
+        key,
+    } = call;
+    let contract = entry.contract;
+    let needs_approval = match entry.runner.needs_approval(&decoded, ctx) {
+        Ok(n) => n,
+        Err(err) => {
+            return Err(refuse(
+                services,
+                err,
+                Some(&entry),
+                "",
+                draft,
+                Stage::Authorize,
+                None,
+            ))
+        }
+    };
+    let reservation = if needs_approval {
+        None
+    } else {
+        match policy::reserve(contract, ctx) {
+            Ok(r) => r,
+            Err(err) => {
+                return Err(refuse(
+                    services,
+                    err,
+                    Some(&entry),
+                    "",
+                    draft,
+                    Stage::Authorize,
+                    None,
+                ))
+            }
+        }
+    };
+    let meta = CallMeta {
+        tool: Cow::Borrowed(contract.name.as_str()),
+        tool_version: Cow::Borrowed(contract.version.as_str()),
+        call_id: draft.call_id.clone(),
+        attempt: 1,
+    };
+    let call_ctx = ctx.for_call(meta, key);
+    let subject = needs_approval.then(|| ApprovalSubject {
+        tool: contract.name.clone(),
+        tool_version: contract.version.clone(),
+        contract_sha256: contract.fingerprint.contract_sha256.clone(),
+        effect: contract.effect,
+        arguments: args.get(&entry.plan).clone(),
+        principal: ctx.principal().map(|p| p.as_str().to_owned()),
+        tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
+    });
+    let call = PreparedCall {
+        entry,
+        call_id: draft.call_id,
+        args,
+        decoded: Some(decoded),
+        ctx: call_ctx,
+        reservation,
+        started: draft.started,
+        prepare_us: if services.keeps_receipts() {
+            micros(draft.started.elapsed())
+        } else {
+            0
+        },
+        gates: Gate::PREPARED,
+        record: draft.record,
+        received_at_ms: draft.received_at_ms,
+        claim: ClaimState::Pending,
+    };
+    Ok(match subject {
+        Some(subject) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
+        None => Prepared::Ready(call),
+    })
+}

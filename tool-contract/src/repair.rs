@@ -1,0 +1,266 @@
+//! Repair feedback: what the model is told when its arguments fail the input contract, and
+//! the loop that bounds how often it may try again.
+//!
+//! Every failed check becomes one [`RepairIssue`] (a JSON pointer, the failed keyword or rule,
+//! what was expected, what was sent, summarized), so a model can fix exactly what is wrong.
+//! Feedback never carries a stack trace, a secret or a long echo of the model's own payload.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::envelope::Observation;
+use crate::error::{ErrorCategory, ToolError, ValidationIssue};
+
+/// Most issues one feedback carries; the rest are left for the next repair round.
+pub const MAX_ISSUES: usize = 32;
+
+/// One problem with the arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RepairIssue {
+    /// JSON pointer into the arguments, e.g. `/top_k` (`""` for the whole object).
+    pub path: String,
+    /// The failed JSON Schema keyword (`maximum`, `required`, ...) or, for semantic rules, the
+    /// rule's code (`INCIDENT_TOP_K_LIMIT`).
+    pub keyword: String,
+    /// What was expected: the limit, the type, the allowed values, or the rule's message.
+    pub expected: Value,
+    /// What was sent, summarized: lengths and counts for long values, never more than 64 chars.
+    pub actual: Value,
+}
+
+/// Repair feedback, sent back to the model after invalid input.
+///
+/// ```json
+/// {"tool": "search_documents", "error": "INPUT_VALIDATION_FAILED",
+///  "issues": [{"path": "/top_k", "keyword": "maximum", "expected": 20, "actual": 50}],
+///  "repair_attempt": 1, "max_repair_attempts": 2}
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RepairFeedback {
+    /// The tool whose arguments were invalid.
+    pub tool: String,
+    /// Always `INPUT_VALIDATION_FAILED`.
+    pub error: String,
+    /// One issue per failed check.
+    pub issues: Vec<RepairIssue>,
+    /// Which repair this feedback asks for (1-based).
+    pub repair_attempt: u32,
+    /// How many repairs the loop allows.
+    pub max_repair_attempts: u32,
+}
+
+impl RepairFeedback {
+    pub(crate) fn new(tool: &str, issues: Vec<RepairIssue>) -> Self {
+        RepairFeedback {
+            tool: tool.to_owned(),
+            error: "INPUT_VALIDATION_FAILED".into(),
+            issues,
+            repair_attempt: 1,
+            max_repair_attempts: RepairLoop::DEFAULT_MAX_REPAIRS,
+        }
+    }
+}
+
+/// Summarizes a model-sent value for feedback: short scalars as they are, long strings and
+/// containers by size, so feedback stays small and never echoes a payload back at length.
+fn summarize(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.chars().count() > 64 => {
+            let head: String = s.chars().take(32).collect();
+            Value::String(format!("{head}… ({} chars)", s.chars().count()))
+        }
+        Value::Array(a) => Value::String(format!("array of {} items", a.len())),
+        Value::Object(o) => Value::String(format!("object with {} properties", o.len())),
+        other => other.clone(),
+    }
+}
+
+/// Turns one `jsonschema` error into an issue.
+pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairIssue {
+    use jsonschema::error::ValidationErrorKind as K;
+    let instance = err.instance();
+    let len = |v: &Value| match v {
+        Value::String(s) => Value::from(s.chars().count()),
+        Value::Array(a) => Value::from(a.len()),
+        Value::Object(o) => Value::from(o.len()),
+        other => summarize(other),
+    };
+    let (expected, actual) = match err.kind() {
+        K::Maximum { limit }
+        | K::Minimum { limit }
+        | K::ExclusiveMaximum { limit }
+        | K::ExclusiveMinimum { limit } => (limit.clone(), summarize(instance)),
+        K::MaxLength { limit }
+        | K::MinLength { limit }
+        | K::MaxItems { limit }
+        | K::MinItems { limit } => (Value::from(*limit), len(instance)),
+        K::MaxProperties { limit } | K::MinProperties { limit } => {
+            (Value::from(*limit), len(instance))
+        }
+        K::Required { property } => (property.clone(), Value::Null),
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => (
+            Value::String("no other properties".into()),
+            Value::Array(
+                unexpected
+                    .iter()
+                    .take(16)
+                    .map(|u| summarize(&Value::String(u.clone())))
+                    .collect(),
+            ),
+        ),
+        K::Type { kind } => {
+            let expected = match kind {
+                jsonschema::error::TypeKind::Single(t) => Value::String(t.to_string()),
+                jsonschema::error::TypeKind::Multiple(set) => Value::Array(
+                    set.into_iter()
+                        .map(|t| Value::String(t.to_string()))
+                        .collect(),
+                ),
+            };
+            (expected, summarize(instance))
+        }
+        K::Enum { options } => ((**options).clone(), summarize(instance)),
+        K::Constant { expected_value } => ((**expected_value).clone(), summarize(instance)),
+        K::Format { format } => (Value::String(format.clone()), summarize(instance)),
+        K::Pattern { pattern } => (Value::String(pattern.clone()), summarize(instance)),
+        K::UniqueItems => (Value::Bool(true), Value::String("duplicate items".into())),
+        K::MultipleOf { .. } => (Value::String(err.to_string()), summarize(instance)),
+        _ => (Value::String(short(&err.to_string())), summarize(instance)),
+    };
+    RepairIssue {
+        path: err.instance_path().as_str().to_owned(),
+        keyword: err.kind().keyword().to_owned(),
+        expected,
+        actual,
+    }
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() > 200 {
+        let head: String = s.chars().take(200).collect();
+        format!("{head}…")
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A semantic issue as a repair issue: the keyword is the rule's code.
+pub(crate) fn issue_from_semantic(issue: &ValidationIssue, args: &Value) -> RepairIssue {
+    let path = if issue.field == "tool" || issue.field.is_empty() {
+        String::new()
+    } else {
+        // RFC 6901: `~` and `/` inside a member name are escaped.
+        format!("/{}", issue.field.replace('~', "~0").replace('/', "~1"))
+    };
+    let actual = args.pointer(&path).map(summarize).unwrap_or(Value::Null);
+    RepairIssue {
+        path,
+        keyword: issue.code.to_string(),
+        expected: Value::String(issue.message.to_string()),
+        actual,
+    }
+}
+
+/// An `INVALID_INPUT` error carrying the issues in `safe_details`.
+pub(crate) fn invalid_input_error(issues: &[RepairIssue]) -> ToolError {
+    ToolError::invalid_input(
+        "INPUT_VALIDATION_FAILED",
+        "the arguments do not satisfy the tool's input contract",
+    )
+    .with_detail(
+        "issues",
+        serde_json::to_value(issues).unwrap_or(Value::Null),
+    )
+}
+
+/// What the repair loop tells the agent to do after a rejected proposal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RepairStep {
+    /// Send this feedback to the model and let it try again.
+    Repair(RepairFeedback),
+    /// Stop: the observation is terminal (`TOOL_ARGUMENT_INVALID` after too many repairs, or
+    /// the original non-repairable error).
+    Stop(Box<Observation>),
+}
+
+/// Bounds the repair loop: a model that cannot produce valid arguments must not be asked
+/// forever.
+///
+/// Tracks repairs per call chain (any string the host uses to identify "this attempt at this
+/// tool call", e.g. `"turn-7/search_documents"`). A repairable rejection yields feedback up to
+/// `max_repair_attempts` times; the next one is a terminal `TOOL_ARGUMENT_INVALID`. A
+/// non-repairable rejection (capability denied, unknown version) never loops.
+#[derive(Debug, Default)]
+pub struct RepairLoop {
+    max_repair_attempts: u32,
+    used: HashMap<String, u32>,
+}
+
+impl RepairLoop {
+    /// The default bound: two repairs, so the third invalid try ends the chain.
+    pub const DEFAULT_MAX_REPAIRS: u32 = 2;
+
+    /// A loop allowing `max_repair_attempts` repairs per chain.
+    pub fn new(max_repair_attempts: u32) -> Self {
+        RepairLoop {
+            max_repair_attempts,
+            used: HashMap::new(),
+        }
+    }
+
+    /// Decides what follows `rejection` in `chain`.
+    pub fn on_rejection(&mut self, chain: &str, rejection: &crate::Rejection) -> RepairStep {
+        let Some(feedback) = rejection.feedback() else {
+            self.used.remove(chain);
+            return RepairStep::Stop(Box::new(rejection.observation().clone()));
+        };
+        let used = self.used.entry(chain.to_owned()).or_insert(0);
+        if *used >= self.max_repair_attempts {
+            self.used.remove(chain);
+            let mut obs = Box::new(rejection.observation().clone());
+            obs.error = Some(
+                ToolError::new(
+                    ErrorCategory::InvalidInput,
+                    "TOOL_ARGUMENT_INVALID",
+                    "the arguments stayed invalid after the allowed repairs",
+                )
+                .with_detail("repair_attempts", self.max_repair_attempts)
+                .with_detail(
+                    "issues",
+                    serde_json::to_value(&feedback.issues).unwrap_or(Value::Null),
+                ),
+            );
+            return RepairStep::Stop(obs);
+        }
+        *used += 1;
+        let mut fb = feedback.clone();
+        fb.repair_attempt = *used;
+        fb.max_repair_attempts = self.max_repair_attempts;
+        RepairStep::Repair(fb)
+    }
+
+    /// Forgets a chain once its call was accepted.
+    pub fn on_accepted(&mut self, chain: &str) {
+        self.used.remove(chain);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_values_are_summarized() {
+        assert_eq!(
+            summarize(&json!("a".repeat(100))),
+            json!(format!("{}… (100 chars)", "a".repeat(32)))
+        );
+        assert_eq!(summarize(&json!([1, 2])), json!("array of 2 items"));
+        assert_eq!(summarize(&json!(50)), json!(50));
+    }
+}
