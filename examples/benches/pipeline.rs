@@ -1,4 +1,4 @@
-//! The pipeline's cost on the seed's `search_documents`, as ratios against a floor measured in
+//! The pipeline's cost on the example `search_documents`, as ratios against a floor measured in
 //! the same run (BENCHMARKS.md). `cargo bench -p tool-contract-examples --bench pipeline`.
 //!
 //! * floor: serde parse into the args struct + direct handler call + serialize the output;

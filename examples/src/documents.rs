@@ -1,4 +1,4 @@
-//! The seed's five tools.
+//! The document service's five tools.
 
 use std::collections::BTreeSet;
 
@@ -13,7 +13,7 @@ use crate::store::{DocumentStore, SentMail};
 /// The kind of an internal source: `policy` (company policies), `manual` (operating manuals),
 /// `incident` (incident reports) or `faq` (frequently asked questions).
 // Variants stay undocumented on purpose: documented variants become a `oneOf` of `const`s,
-// while the seed's schema (and every provider) reads a plain `enum` best.
+// while a plain `enum` is what every provider reads best.
 #[allow(missing_docs)]
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
@@ -54,7 +54,7 @@ pub struct SearchDocumentsArgs {
     pub top_k: u8,
 }
 
-/// The seed's cross-field rules: no future `date_from`, at most 5 incident results.
+/// The cross-field rules: no future `date_from`, at most 5 incident results.
 pub fn search_semantics(args: &SearchDocumentsArgs, _ctx: &ToolContext) -> Vec<ValidationIssue> {
     let mut issues = Vec::new();
     if args

@@ -1,4 +1,4 @@
-//! The seed's document service: five tools with the seed's exact policy table.
+//! The example document service: five tools whose policies cover every effect class.
 //!
 //! | tool | effect | approval | retry | idempotency key |
 //! |---|---|---|---|---|
@@ -8,7 +8,7 @@
 //! | `send_email` | irreversible_write | yes | 1 (no auto retry) | required (derived) |
 //! | `delete_document` | irreversible_write | yes | 1 (forbidden) | required (derived) |
 //!
-//! Plus `get_policy_revision` (pure_read), the seed's third stable name, used by the demo to
+//! Plus `get_policy_revision` (pure_read), a third read, used by the demo to
 //! show a slow backend being cut off at its timeout.
 
 pub mod documents;
@@ -18,7 +18,7 @@ pub mod store;
 pub use documents::*;
 pub use store::{Document, DocumentStore, SentMail};
 
-/// The six tools, in the seed's order: what the `export` command exports and
+/// The six tools, in their reference order: what the `export` command exports and
 /// `tools.lock.json` locks.
 pub fn toolset() -> tool_contract::Toolset {
     tool_contract::Toolset::new()

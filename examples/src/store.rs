@@ -1,4 +1,4 @@
-//! A tiny in-memory, multi-tenant document store behind the seed's tools.
+//! A tiny in-memory, multi-tenant document store behind the document service's tools.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -149,7 +149,7 @@ impl DocumentStore {
         }
     }
 
-    /// A store with the seed's refund policy for tenant `acme` and a manual for `globex`.
+    /// A store with a refund policy for tenant `acme` and a manual for `globex`.
     pub fn seeded() -> Self {
         let store = Self::new();
         store.insert(

@@ -10,7 +10,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::Layer;
 
-fn seed_tools() -> Toolset {
+fn document_tools() -> Toolset {
     Toolset::new().with(SearchDocuments)
 }
 
@@ -62,7 +62,10 @@ fn spans_use_the_opentelemetry_genai_names() {
         .enable_all()
         .build()
         .unwrap();
-    let reg = Registry::builder().toolset(seed_tools()).build().unwrap();
+    let reg = Registry::builder()
+        .toolset(document_tools())
+        .build()
+        .unwrap();
     let ctx = ToolContext::builder()
         .principal("user:kim")
         .tenant("acme")

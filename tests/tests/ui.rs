@@ -1,4 +1,4 @@
-//! The compile-time policy rules (DESIGN.md "Compile-time rules"): one failing case per rule
+//! The compile-time policy rules (the README's "Compile-time rules"): one failing case per rule
 //! variant with its reviewed `.stderr`, and a passing twin for each. Regenerate the snapshots
 //! with `TRYBUILD=overwrite cargo test -p tool-contract-tests --test ui` and review the diff.
 

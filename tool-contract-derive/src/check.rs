@@ -1,4 +1,4 @@
-//! The compile-time policy rules of DESIGN.md, one function each. Every rule reports through the
+//! The compile-time policy rules (the README's rules table), one function each. Every rule reports through the
 //! shared `Ctxt`, so a tool with three mistakes gets three errors in one build.
 
 use proc_macro2::Span;

@@ -443,13 +443,13 @@ pub(crate) fn deny(
 
 /// A prepared call refused at the approval stage: envelope and receipt, nothing run.
 fn refuse_prepared(services: &Services, call: PreparedCall, err: ToolError) -> Observation {
-    let (entry, draft) = call.into_draft();
+    let (entry, origin) = call.into_origin();
     refuse(
         services,
         err,
         Some(&entry),
         "",
-        draft,
+        origin,
         Stage::Approval,
         None,
     )

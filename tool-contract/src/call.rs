@@ -19,8 +19,9 @@ use crate::idempotency::ClaimState;
 use crate::receipt::ProposalRecord;
 use crate::stage::Gate;
 
-/// What every stage carries for a refusal's envelope and the receipt.
-pub(crate) struct Draft {
+/// Where a call started: its id, when, and (for a receipt) the proposal as received. Every
+/// stage carries it, so a refusal at any stage can report the call.
+pub(crate) struct CallOrigin {
     pub(crate) call_id: String,
     pub(crate) started: Instant,
     /// The proposal as received: only with a receipt sink; boxed so calls without one move
@@ -37,7 +38,7 @@ pub struct ValidatedCall {
     pub(crate) entry: Arc<Entry>,
     pub(crate) args: Arguments,
     pub(crate) decoded: Decoded,
-    pub(crate) draft: Draft,
+    pub(crate) origin: CallOrigin,
 }
 
 impl ValidatedCall {
@@ -55,7 +56,7 @@ impl ValidatedCall {
     }
     /// The call id.
     pub fn call_id(&self) -> &str {
-        &self.draft.call_id
+        &self.origin.call_id
     }
 }
 
@@ -140,11 +141,11 @@ impl PreparedCall {
         self.ctx.idempotency_key()
     }
 
-    /// The draft a refusal of this prepared call reports with.
-    pub(crate) fn into_draft(self) -> (Arc<Entry>, Draft) {
+    /// The origin a refusal of this prepared call reports with.
+    pub(crate) fn into_origin(self) -> (Arc<Entry>, CallOrigin) {
         (
             self.entry,
-            Draft {
+            CallOrigin {
                 call_id: self.call_id,
                 started: self.started,
                 record: self.record,

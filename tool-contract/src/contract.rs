@@ -1,4 +1,4 @@
-//! The twelve contract fields of the seed, as serializable data.
+//! The twelve contract fields, as serializable data.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,9 +19,9 @@ pub struct ToolContract {
     pub version: String,
     /// 2. Decision-oriented description: when to use, when not, how it differs.
     pub description: String,
-    /// 3. Draft 2020-12 input schema (`additionalProperties: false`).
+    /// 3. CallOrigin 2020-12 input schema (`additionalProperties: false`).
     pub input_schema: Value,
-    /// 4. Draft 2020-12 schema of the handler's output.
+    /// 4. CallOrigin 2020-12 schema of the handler's output.
     pub output_schema: Value,
     /// 5. The error categories an observation can carry, and what each means to the agent.
     pub error_model: ErrorModel,
@@ -46,7 +46,7 @@ pub struct ToolContract {
     pub fingerprint: Fingerprint,
 }
 
-/// The error side of the contract (seed field 5).
+/// The error side of the contract (field 5).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ErrorModel {
@@ -95,7 +95,7 @@ impl ErrorModel {
     }
 }
 
-/// What the trusted context must provide (seed field 7).
+/// What the trusted context must provide (field 7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Authorization {
@@ -105,7 +105,7 @@ pub struct Authorization {
     pub extractors: Vec<String>,
 }
 
-/// Whether a human approves a call before it runs (seed field 8).
+/// Whether a human approves a call before it runs (field 8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
@@ -117,7 +117,7 @@ pub enum ApprovalPolicy {
     Always,
 }
 
-/// Automatic retry policy (seed field 10). Only retryable categories are retried.
+/// Automatic retry policy (field 10). Only retryable categories are retried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RetryPolicy {
@@ -167,7 +167,7 @@ impl RetryPolicy {
     }
 }
 
-/// Where a call's idempotency key comes from (seed field 11).
+/// Where a call's idempotency key comes from (field 11).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum IdempotencySource {
@@ -208,7 +208,8 @@ pub struct ProvenanceSpec {
     pub revision: Option<String>,
 }
 
-/// Identifies exactly which contract and code ran (seed, "Tool versioning").
+/// Identifies exactly which contract and code ran, so traces and replays can tell versions
+/// apart.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Fingerprint {

@@ -4,7 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// What running a tool does to the world (seed, "Effect class").
+/// What running a tool does to the world: the effect class that decides approval, retries
+/// and idempotency.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
@@ -12,7 +13,7 @@ pub enum Effect {
     PureRead,
     /// Reads from a system outside the host (web, third-party API); no side effects.
     ExternalRead,
-    /// Changes state in a way that can be undone (a draft ticket).
+    /// Changes state in a way that can be undone (a origin ticket).
     ReversibleWrite,
     /// Changes state for good (an e-mail sent, a document deleted).
     IrreversibleWrite,

@@ -193,7 +193,7 @@ fn intern_source(name: &str, version: &str) -> &'static str {
     leaked
 }
 
-/// Compiles a schema once: Draft 2020-12, formats asserted, linear-time regexes only, and (with
+/// Compiles a schema once: CallOrigin 2020-12, formats asserted, linear-time regexes only, and (with
 /// the crate's `default-features = false` on jsonschema) no remote or file `$ref` resolution.
 fn compile<F: jsonschema::json::Json>(
     options: jsonschema::ValidationOptions<'_, Arc<dyn jsonschema::Retrieve>, F>,

@@ -1,4 +1,5 @@
-//! Stage 8: the observation envelope the model sees, exactly the seed's JSON.
+//! The observation envelope the model sees: data or error, meta, and provenance labelled
+//! untrusted.
 //!
 //! Success: `{"ok": true, "data": ..., "meta": {...}, "provenance": {...}}`;
 //! failure: `{"ok": false, "error": {code, category, message, retryable, retry_after_ms,
@@ -405,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn error_envelope_is_the_seeds_json() {
+    fn error_envelope_is_the_documented_json() {
         let err = ToolError::transient(
             "UPSTREAM_RATE_LIMITED",
             "the search backend throttled the request",

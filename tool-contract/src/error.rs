@@ -12,14 +12,14 @@ macro_rules! define_categories {
     ($( $(#[$doc:meta])* $variant:ident => $wire:literal, retryable: $retry:literal, action: $action:literal; )*) => {
         /// What kind of failure an observation reports, and so what the agent should do next.
         ///
-        /// Serialized in SCREAMING_SNAKE_CASE, exactly as the seed's error envelope spells it.
+        /// Serialized in SCREAMING_SNAKE_CASE, as the error envelope spells it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum ErrorCategory {
             $( $(#[$doc])* #[serde(rename = $wire)] $variant, )*
         }
 
         impl ErrorCategory {
-            /// Every category, in the seed's order.
+            /// Every category, in the documented order.
             pub const ALL: &'static [ErrorCategory] = &[$(ErrorCategory::$variant),*];
 
             /// The wire name, e.g. `"INVALID_INPUT"`.
@@ -30,7 +30,7 @@ macro_rules! define_categories {
             /// Whether an error of this category may be retried automatically by default.
             ///
             /// Only [`ErrorCategory::Transient`] is: retrying a permission denial or an invalid
-            /// input only multiplies cost and attack surface (seed, "모든 오류를 재시도").
+            /// input only multiplies cost and attack surface.
             pub const fn default_retryable(self) -> bool {
                 match self { $(ErrorCategory::$variant => $retry,)* }
             }
@@ -66,7 +66,7 @@ impl fmt::Display for ErrorCategory {
     }
 }
 
-/// A failure a tool reports, shaped exactly like the seed's error envelope body.
+/// A failure a tool reports, shaped exactly like the error envelope's body.
 ///
 /// `message` and `safe_details` reach the model, so they must never carry secrets, stack traces
 /// or backend internals; build them from facts the model may know.
@@ -260,7 +260,8 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// One semantic or contextual problem with a call's arguments (seed, `validate_semantics`).
+/// One semantic or contextual problem with a call's arguments, reported by the args' semantic
+/// hook.
 ///
 /// `repairable` separates what the model can fix by regenerating (a date in the future) from
 /// what no regeneration fixes (a missing capability), so the repair loop never spins on the latter.

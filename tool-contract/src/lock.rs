@@ -1,5 +1,6 @@
 //! The contract lock: a checked-in `tools.lock.json` that catches a tool whose contract
-//! changed while its version did not (the seed's "Tool versioning").
+//! changed while its version did not: a new behaviour must come with a new version, so
+//! traces and replays can tell versions apart.
 //!
 //! The lock records, per tool name and version, the hashes of the input and output schemas,
 //! of the whole contract, and of each policy part (description, effect, authorization,

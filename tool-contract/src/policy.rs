@@ -11,8 +11,8 @@ use crate::context::ToolContext;
 use crate::contract::ToolContract;
 use crate::error::ToolError;
 
-/// Says whether a tool may run in the agent's current state (seed: "현재 state에서 허용되는
-/// action인지"). Closures `Fn(&ToolContract, &ToolContext) -> Result<(), ToolError>` implement it.
+/// Says whether a tool may run in the agent's current state: an action that is valid in
+/// general may still not be allowed now. Closures `Fn(&ToolContract, &ToolContext) -> Result<(), ToolError>` implement it.
 ///
 /// ```
 /// use tool_contract::policy::StateGate;
@@ -92,7 +92,7 @@ pub(crate) fn check_deadline(contract: &ToolContract, ctx: &ToolContext) -> Resu
     let Some(deadline) = ctx.deadline() else {
         return Ok(());
     };
-    // Read only when there is a deadline: a clock read costs ~30 ns, more than most checks.
+    // Read only when there is a deadline: a clock read costs more than most checks.
     let remaining = deadline.saturating_duration_since(Instant::now());
     if remaining < Duration::from_millis(contract.timeout_ms) {
         return Err(ToolError::policy_denied(

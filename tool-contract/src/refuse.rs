@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::call::Draft;
+use crate::call::CallOrigin;
 use crate::clock::{micros, millis};
 use crate::entry::Entry;
 use crate::envelope::{Meta, Observation, Provenance};
@@ -60,14 +60,14 @@ pub(crate) fn refuse(
     err: ToolError,
     entry: Option<&Arc<Entry>>,
     proposed_name: &str,
-    draft: Draft,
+    origin: CallOrigin,
     stage: Stage,
     feedback: Option<RepairFeedback>,
 ) -> Rejection {
-    let latency_ms = millis(draft.started.elapsed());
+    let latency_ms = millis(origin.started.elapsed());
     let (meta, source) = match entry {
         Some(e) => (
-            Meta::of(e.contract, draft.call_id.clone(), latency_ms, 0),
+            Meta::of(e.contract, origin.call_id.clone(), latency_ms, 0),
             Cow::Borrowed(e.default_source()),
         ),
         None => {
@@ -77,7 +77,7 @@ pub(crate) fn refuse(
             let meta = Meta {
                 tool: Cow::Owned(name),
                 tool_version: None,
-                call_id: draft.call_id.clone(),
+                call_id: origin.call_id.clone(),
                 latency_ms,
                 attempts: 0,
                 fingerprint: None,
@@ -88,9 +88,9 @@ pub(crate) fn refuse(
     };
     if let Some(sink) = &services.sink {
         let receipt = Receipt {
-            call_id: draft.call_id,
-            received_at_ms: draft.received_at_ms,
-            proposal: draft.record.map_or_else(
+            call_id: origin.call_id,
+            received_at_ms: origin.received_at_ms,
+            proposal: origin.record.map_or_else(
                 || ProposalRecord {
                     name: proposed_name.to_owned(),
                     arguments: Value::Null,
@@ -105,7 +105,7 @@ pub(crate) fn refuse(
                 code: Some(err.code().to_owned()),
                 category: Some(err.category()),
             },
-            prepare_us: micros(draft.started.elapsed()),
+            prepare_us: micros(origin.started.elapsed()),
             execute_us: 0,
             diagnostics: Vec::new(),
         };
@@ -126,7 +126,7 @@ pub(crate) fn refuse_repairable(
     services: &Services,
     issues: Vec<RepairIssue>,
     entry: &Arc<Entry>,
-    draft: Draft,
+    origin: CallOrigin,
 ) -> Rejection {
     let err = crate::repair::invalid_input_error(&issues);
     let feedback = RepairFeedback::new(&entry.contract.name, issues);
@@ -135,7 +135,7 @@ pub(crate) fn refuse_repairable(
         err,
         Some(entry),
         "",
-        draft,
+        origin,
         Stage::Validate,
         Some(feedback),
     )

@@ -1,11 +1,11 @@
-//! Schema generation (schemars, Draft 2020-12) and schema hashes.
+//! Schema generation (schemars, CallOrigin 2020-12) and schema hashes.
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 /// The meta-schema every generated schema declares.
-pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+pub const DRAFT_2020_12: &str = "https://json-schema.org/origin/2020-12/schema";
 
 /// Which side of a tool a schema describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +81,7 @@ pub fn schema_hash(schema: &Value) -> String {
 
 /// Compares every `default` in `T`'s input schema with what deserialization really fills in.
 ///
-/// The seed warns that a schema `default` is only an annotation: validators do not inject it.
+/// A schema `default` is only an annotation: validators do not inject it.
 /// A model reading `"default": 8` must get 8 when it omits the field, so the two must agree.
 /// `minimal` is a valid instance that omits the defaulted fields; the result lists each
 /// mismatch as `field: schema says X, serde applies Y`. Call it from your tests:

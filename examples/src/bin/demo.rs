@@ -1,4 +1,4 @@
-//! The seed's agent loop, scripted: model proposals go through the pipeline against the seed's
+//! An agent loop, scripted: model proposals go through the pipeline against the example's
 //! tools over an in-memory, multi-tenant document store, and each observation is printed as the
 //! model would see it.
 //!

@@ -1,4 +1,4 @@
-//! Writes the seed's tools in one prompt-schema dialect, to stdout or a file.
+//! Writes the document service's tools in one prompt-schema dialect, to stdout or a file.
 //!
 //! ```text
 //! cargo run -p tool-contract-examples --bin export -- --dialect openai [--out FILE]

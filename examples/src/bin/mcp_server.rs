@@ -1,4 +1,4 @@
-//! The seed's five tools served over MCP (see `docs/mcp.md`).
+//! The document service's five tools served over MCP (see `docs/mcp.md`).
 //!
 //! ```text
 //! mcp_server --stdio                  one session over stdin/stdout (what MCP hosts launch)
@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use tool_contract::mcp::HttpConfig;
-use tool_contract_examples::mcp::seed_server;
+use tool_contract_examples::mcp::document_server;
 use tool_contract_examples::DocumentStore;
 
 const USAGE: &str = "usage: mcp_server --stdio | --http [ADDR]   (ADDR defaults to 127.0.0.1:8080)";
@@ -61,7 +61,7 @@ async fn main() -> ExitCode {
 }
 
 async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
-    let server = seed_server(DocumentStore::seeded())?;
+    let server = document_server(DocumentStore::seeded())?;
     match mode {
         // stdout carries the protocol: nothing else may be printed there.
         Mode::Stdio => server.serve_stdio().await?,

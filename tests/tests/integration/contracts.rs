@@ -3,11 +3,11 @@ use tool_contract::contract::{ApprovalPolicy, IdempotencySource};
 use tool_contract::{Effect, ErrorCategory, Tool, ToolContract};
 use tool_contract_examples::{SearchDocuments, SendEmail};
 
-use crate::{contract, seed_tools};
+use crate::{contract, document_tools};
 
-/// The seed's policy table, row by row: effect, approval, max attempts, idempotency source.
+/// The document tools' policy table, row by row: effect, approval, max attempts, idempotency source.
 #[test]
-fn seed_policy_table() {
+fn document_tools_policy_table() {
     let rows: [(&str, Effect, ApprovalPolicy, u32, IdempotencySource, bool); 5] = [
         (
             "search_documents",
@@ -56,7 +56,10 @@ fn seed_policy_table() {
             true,
         ),
     ];
-    let names: Vec<_> = seed_tools().contracts().map(|c| c.name.clone()).collect();
+    let names: Vec<_> = document_tools()
+        .contracts()
+        .map(|c| c.name.clone())
+        .collect();
     assert_eq!(names, rows.iter().map(|r| r.0).collect::<Vec<_>>());
     for (name, effect, approval, attempts, source, required) in rows {
         let c = contract(name);
@@ -73,7 +76,7 @@ fn seed_policy_table() {
 
 #[test]
 fn all_twelve_fields_serialize_and_round_trip() {
-    for c in seed_tools().contracts() {
+    for c in document_tools().contracts() {
         let v = serde_json::to_value(c).unwrap();
         for key in [
             "name",
@@ -152,7 +155,7 @@ fn error_model_lists_the_seven_categories_with_actions() {
 #[test]
 fn fingerprints_are_canonical_sha256_and_distinguish_tools() {
     let mut seen = std::collections::HashSet::new();
-    for c in seed_tools().contracts() {
+    for c in document_tools().contracts() {
         let fp = &c.fingerprint;
         for h in [
             &fp.input_schema_sha256,

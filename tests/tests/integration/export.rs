@@ -1,4 +1,4 @@
-//! Prompt-schema exports: snapshots of every dialect for the seed's tools, each strict export
+//! Prompt-schema exports: snapshots of every dialect for the document service's tools, each strict export
 //! checked against its provider's documented rules by a checker written apart from the
 //! exporter, and the refusals (free-form shapes, limits, budgets, names).
 
@@ -10,25 +10,27 @@ use serde_json::{json, Value};
 use tool_contract::export::{Dialect, ExportError, Exporter};
 use tool_contract::{tool, Registry, Tool, ToolArgs, ToolContract, ToolError};
 
-use crate::seed_tools;
+use crate::document_tools;
 
-fn seed() -> Vec<&'static ToolContract> {
-    seed_tools().contracts().collect()
+fn documents() -> Vec<&'static ToolContract> {
+    document_tools().contracts().collect()
 }
 
 fn export(dialect: Dialect) -> Vec<Value> {
     Exporter::new(dialect)
-        .export_contracts(seed())
+        .export_contracts(documents())
         .unwrap_or_else(|e| panic!("{dialect}: {e}"))
         .tools
 }
 
-/// Snapshots of all dialects for the seed's five tools. `UPDATE_SNAPSHOTS=1` rewrites them.
+/// Snapshots of all dialects for the document service's five tools. `UPDATE_SNAPSHOTS=1` rewrites them.
 #[test]
 fn every_dialect_matches_its_snapshot() {
     let mut stale = Vec::new();
     for dialect in Dialect::ALL {
-        let export = Exporter::new(dialect).export_contracts(seed()).unwrap();
+        let export = Exporter::new(dialect)
+            .export_contracts(documents())
+            .unwrap();
         assert!(
             export.warnings.is_empty(),
             "{dialect}: {:?}",
@@ -42,7 +44,7 @@ fn every_dialect_matches_its_snapshot() {
     }
     let loose = Exporter::new(Dialect::Anthropic)
         .strict(false)
-        .export_contracts(seed())
+        .export_contracts(documents())
         .unwrap();
     stale.extend(crate::stale_snapshot(
         "export.anthropic_non_strict.json",
@@ -346,7 +348,7 @@ fn check_gemini(schema: &Value, openapi: bool) -> Vec<String> {
 #[test]
 fn openai_strict_exports_follow_openai_rules() {
     for dialect in [Dialect::OpenAi, Dialect::OpenAiResponses] {
-        for (tool, contract) in export(dialect).iter().zip(seed()) {
+        for (tool, contract) in export(dialect).iter().zip(documents()) {
             let f = if dialect == Dialect::OpenAi {
                 &tool["function"]
             } else {
@@ -371,7 +373,7 @@ fn openai_strict_exports_follow_openai_rules() {
 fn anthropic_strict_exports_follow_anthropic_rules() {
     let tools = export(Dialect::Anthropic);
     let (mut optional, mut unions) = (0, 0);
-    for (tool, contract) in tools.iter().zip(seed()) {
+    for (tool, contract) in tools.iter().zip(documents()) {
         assert_eq!(tool["strict"], true);
         assert!(openai_anthropic_name(tool["name"].as_str().unwrap()));
         let schema = &tool["input_schema"];
@@ -408,7 +410,7 @@ fn gemini_exports_follow_gemini_rules() {
         (Dialect::Gemini, "parametersJsonSchema", false),
         (Dialect::GeminiOpenApi, "parameters", true),
     ] {
-        for (decl, contract) in export(dialect).iter().zip(seed()) {
+        for (decl, contract) in export(dialect).iter().zip(documents()) {
             let name = decl["name"].as_str().unwrap();
             assert!(
                 name.len() <= 64 && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
@@ -433,7 +435,7 @@ fn gemini_exports_follow_gemini_rules() {
 
 #[test]
 fn mcp_and_json_schema_exports_keep_the_canonical_schemas() {
-    for (entry, contract) in export(Dialect::Mcp).iter().zip(seed()) {
+    for (entry, contract) in export(Dialect::Mcp).iter().zip(documents()) {
         let name = entry["name"].as_str().unwrap();
         assert!(
             name.len() <= 128
@@ -454,7 +456,7 @@ fn mcp_and_json_schema_exports_keep_the_canonical_schemas() {
         data_map.shift_remove("$id");
         assert_eq!(entry["outputSchema"]["properties"]["data"], data);
     }
-    for (entry, contract) in export(Dialect::JsonSchema).iter().zip(seed()) {
+    for (entry, contract) in export(Dialect::JsonSchema).iter().zip(documents()) {
         assert_eq!(entry["input_schema"], contract.input_schema);
         assert_eq!(entry["version"], contract.version.as_str());
     }
@@ -471,7 +473,10 @@ async fn what_openai_strict_lets_the_model_send_is_accepted_by_the_pipeline() {
         json!({"query": "refund policy", "source_types": null, "date_from": null, "top_k": null});
     let prompt_schema = jsonschema::draft202012::new(&tool["function"]["parameters"]).unwrap();
     assert!(prompt_schema.is_valid(&args));
-    let registry = Registry::builder().toolset(seed_tools()).build().unwrap();
+    let registry = Registry::builder()
+        .toolset(document_tools())
+        .build()
+        .unwrap();
     let raw = json!({"name": "search_documents", "arguments": args}).to_string();
     let obs = registry.handle(&raw, &crate::pipeline::ctx()).await;
     assert!(obs.ok, "{obs:?}");
@@ -586,7 +591,7 @@ fn free_form_fields_are_refused_naming_tool_field_and_dialect() {
 #[test]
 fn the_fallback_exports_only_the_unrepresentable_tool_non_strict() {
     let registry = Registry::builder()
-        .toolset(seed_tools())
+        .toolset(document_tools())
         .tool(TagNote)
         .tool(StoreBlob)
         .lint_bounds(false)
@@ -897,12 +902,14 @@ fn a_tool_without_arguments_exports_in_every_dialect() {
 #[test]
 fn a_registry_refuses_at_build_time_what_a_required_dialect_cannot_express() {
     use tool_contract::RegistryError;
-    // The seed's tools build under every strict dialect at once.
-    let mut builder = Registry::builder().toolset(seed_tools());
+    // The document service's tools build under every strict dialect at once.
+    let mut builder = Registry::builder().toolset(document_tools());
     for d in Dialect::ALL {
         builder = builder.check_export(Exporter::new(d));
     }
-    builder.build().expect("the seed's tools export everywhere");
+    builder
+        .build()
+        .expect("the document service's tools export everywhere");
 
     let refused = Registry::builder()
         .tool(TagNote)

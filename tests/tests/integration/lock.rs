@@ -29,7 +29,7 @@ fn the_examples_lock_matches_their_tools() {
     assert_eq!(names, sorted, "entries are sorted by name");
 }
 
-/// A fresh lock file of the seed's search tool in the temp dir.
+/// A fresh lock file of the example search tool in the temp dir.
 struct TempLock(PathBuf);
 
 impl TempLock {

@@ -20,8 +20,8 @@ use tool_contract_examples::{
     CreateDraftTicket, DeleteDocument, ReadDocumentSpan, SearchDocuments, SendEmail,
 };
 
-/// The seed's five tools, in the seed's order.
-pub fn seed_tools() -> Toolset {
+/// The document service's five tools, in their reference order.
+pub fn document_tools() -> Toolset {
     Toolset::new()
         .with(SearchDocuments)
         .with(ReadDocumentSpan)
@@ -31,7 +31,7 @@ pub fn seed_tools() -> Toolset {
 }
 
 pub fn contract(name: &str) -> &'static ToolContract {
-    seed_tools()
+    document_tools()
         .contracts()
         .find(|c| c.name == name)
         .unwrap_or_else(|| panic!("no tool {name}"))

@@ -15,8 +15,13 @@ use tool_contract_examples::{DocumentStore, GetPolicyRevision};
 use crate::probe::{ArchiveNote, Calls, CheckPrefix, RunProbe};
 
 pub fn registry_with(sink: Option<Arc<MemorySink>>) -> Registry {
+    builder_with(sink).build().unwrap()
+}
+
+/// The registry's builder, for variants (the full path only, say).
+pub fn builder_with(sink: Option<Arc<MemorySink>>) -> tool_contract::RegistryBuilder {
     let mut b = Registry::builder()
-        .toolset(crate::seed_tools())
+        .toolset(crate::document_tools())
         .toolset(
             Toolset::new()
                 .with(GetPolicyRevision)
@@ -36,7 +41,7 @@ pub fn registry_with(sink: Option<Arc<MemorySink>>) -> Registry {
     if let Some(sink) = sink {
         b = b.receipts(sink);
     }
-    b.build().unwrap()
+    b
 }
 
 pub fn registry() -> Registry {
@@ -167,7 +172,7 @@ async fn every_error_category_has_its_exact_envelope() {
 }
 
 #[tokio::test]
-async fn the_seed_envelope_shapes_hold() {
+async fn the_envelope_shapes_hold() {
     let reg = registry();
     let obs = reg
         .handle(

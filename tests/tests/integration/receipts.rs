@@ -68,7 +68,7 @@ async fn json_lines_sink_writes_one_receipt_per_line() {
     let path = dir.join("receipts.jsonl");
     let _ = std::fs::remove_file(&path);
     let reg = Registry::builder()
-        .toolset(crate::seed_tools())
+        .toolset(crate::document_tools())
         .receipts(JsonLinesSink::open(&path).unwrap())
         .build()
         .unwrap();

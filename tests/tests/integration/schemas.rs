@@ -1,9 +1,9 @@
 use serde_json::{json, Value};
 
-use crate::{contract, seed_tools};
+use crate::{contract, document_tools};
 
-/// The seed's `search_documents` input schema, verbatim except for the Korean description.
-fn seed_search_schema() -> Value {
+/// The reference `search_documents` input schema the tool was written to match.
+fn reference_search_schema() -> Value {
     json!({
       "$schema": "https://json-schema.org/draft/2020-12/schema",
       "$id": "tool://search_documents/input/2.1.0",
@@ -37,30 +37,34 @@ fn missing_from(expected: &Value, actual: &Value, path: &str, out: &mut Vec<Stri
             }
         }
         (e, a) if e == a => {}
-        (e, a) => out.push(format!("{path}: seed has {e}, generated has {a}")),
+        (e, a) => out.push(format!("{path}: reference has {e}, generated has {a}")),
     }
 }
 
 #[test]
 fn search_documents_schema_has_every_constraint_of_the_seed() {
     let generated = &contract("search_documents").input_schema;
-    let mut seed = seed_search_schema();
-    // The seed lists defaulted fields as required, which is what a strict-mode prompt export
+    let mut reference = reference_search_schema();
+    // The reference lists defaulted fields as required, which is what a strict-mode prompt export
     // needs; the canonical schema states what deserialization accepts: only `query` is needed,
     // and the others take the defaults it advertises.
-    let seed_required = seed.as_object_mut().unwrap().remove("required").unwrap();
+    let reference_required = reference
+        .as_object_mut()
+        .unwrap()
+        .remove("required")
+        .unwrap();
     let mut missing = Vec::new();
-    missing_from(&seed, generated, "", &mut missing);
+    missing_from(&reference, generated, "", &mut missing);
     assert!(missing.is_empty(), "{missing:#?}");
     assert_eq!(generated["required"], json!(["query"]));
-    for name in seed_required.as_array().unwrap() {
+    for name in reference_required.as_array().unwrap() {
         let prop = &generated["properties"][name.as_str().unwrap()];
         assert!(
             name == "query" || prop.get("default").is_some(),
             "{name} neither required nor defaulted"
         );
     }
-    // Field order follows the struct, as the seed lists it.
+    // Field order follows the struct, as the reference lists it.
     let order: Vec<_> = generated["properties"]
         .as_object()
         .unwrap()
@@ -72,7 +76,7 @@ fn search_documents_schema_has_every_constraint_of_the_seed() {
 
 #[test]
 fn every_generated_schema_is_valid_draft_2020_12() {
-    for c in seed_tools().contracts() {
+    for c in document_tools().contracts() {
         for (side, schema) in [("input", &c.input_schema), ("output", &c.output_schema)] {
             assert_eq!(
                 schema["$schema"],
@@ -99,7 +103,7 @@ fn every_generated_schema_is_valid_draft_2020_12() {
 }
 
 #[test]
-fn the_search_schema_accepts_the_seed_proposal_and_rejects_abuse() {
+fn the_search_schema_accepts_the_reference_proposal_and_rejects_abuse() {
     let schema = &contract("search_documents").input_schema;
     let v = jsonschema::draft202012::options()
         .should_validate_formats(true)
@@ -128,7 +132,7 @@ fn the_search_schema_accepts_the_seed_proposal_and_rejects_abuse() {
 #[test]
 fn generated_schemas_match_their_snapshots() {
     let mut stale = Vec::new();
-    for c in seed_tools().contracts() {
+    for c in document_tools().contracts() {
         for (side, schema) in [("input", &c.input_schema), ("output", &c.output_schema)] {
             stale.extend(crate::stale_snapshot(
                 &format!("{}.{side}.json", c.name),

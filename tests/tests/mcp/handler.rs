@@ -152,7 +152,7 @@ fn builder(store: &DocumentStore) -> McpServerBuilder {
     )
 }
 
-async fn seed_client() -> Client {
+async fn document_client() -> Client {
     Client::connect(builder(&DocumentStore::seeded()).build())
         .await
         .0
@@ -176,7 +176,7 @@ async fn initialize_advertises_tools_and_negotiates_the_clients_revision() {
 
 #[tokio::test]
 async fn tools_list_is_the_export_unchanged() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     let response = client.request("tools/list", json!({})).await;
     assert_eq!(
         response["result"]["tools"],
@@ -187,7 +187,7 @@ async fn tools_list_is_the_export_unchanged() {
 
 #[tokio::test]
 async fn success_is_the_envelope_with_is_error_false_and_a_prompt_block() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     let result = client
         .call("search_documents", json!({"query": "refund policy"}))
         .await;
@@ -225,7 +225,7 @@ async fn the_text_block_can_be_the_bare_envelope() {
 
 #[tokio::test]
 async fn tool_errors_are_is_error_results_carrying_the_envelope() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     let cases = [
         (
             "search_documents",
@@ -297,7 +297,7 @@ async fn without_elicitation_approval_goes_out_of_band_with_instructions() {
 
 #[tokio::test]
 async fn an_unknown_tool_is_a_protocol_error_carrying_the_envelope() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     let response = client
         .request(
             "tools/call",
@@ -320,7 +320,7 @@ async fn an_unknown_tool_is_a_protocol_error_carrying_the_envelope() {
 
 #[tokio::test]
 async fn arguments_get_the_registrys_proposal_limits() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     let mut deep = json!("bottom");
     for _ in 0..40 {
         deep = json!([deep]);
@@ -347,7 +347,7 @@ async fn arguments_get_the_registrys_proposal_limits() {
 
 #[tokio::test]
 async fn arguments_keep_the_number_policy_and_duplicate_keys_resolve_as_documented() {
-    let mut client = seed_client().await;
+    let mut client = document_client().await;
     // rmcp decodes the message first: an integer past u64 arrives as a float, and the
     // pipeline's number policy still refuses it rather than rounding it.
     for top_k in ["18446744073709551616", "9007199254740993.0", "1e20"] {

@@ -6,12 +6,12 @@ mod handler;
 mod http;
 
 use tool_contract::{Registry, ToolContext};
-use tool_contract_examples::mcp::{local_user_context, seed_registry};
+use tool_contract_examples::mcp::{document_registry, local_user_context};
 use tool_contract_examples::DocumentStore;
 
-/// The seed's five tools.
+/// The document service's five tools.
 pub fn registry() -> Registry {
-    seed_registry().unwrap()
+    document_registry().unwrap()
 }
 
 /// A user who may search, read, draft and mail, but not delete.

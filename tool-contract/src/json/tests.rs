@@ -190,6 +190,24 @@ proptest::proptest! {
         let ours = parse(&text, &Bump::new()).map(|t| t.to_value()).ok();
         proptest::prop_assert_eq!(ours, serde_json::from_str::<Value>(&text).ok());
     }
+
+    /// A tree parsed from any value's text, or built from the value itself, writes the text
+    /// serde_json writes for that value, and decodes to the value again.
+    #[test]
+    fn trees_write_what_serde_json_writes(v in any_json()) {
+        let bump = Bump::new();
+        let text = serde_json::to_string(&v).unwrap();
+        let parsed = parse(&text, &bump).unwrap();
+        let built = Tree::from_value(&v, &bump);
+        let serialized = super::to_tree(&v, &bump).unwrap();
+        for tree in [&parsed, &built, &serialized] {
+            let mut written = String::new();
+            super::write_tree(&mut written, tree);
+            proptest::prop_assert_eq!(&written, &text);
+            let decoded: Value = serde::Deserialize::deserialize(super::FromTree(tree)).unwrap();
+            proptest::prop_assert_eq!(&decoded, &v);
+        }
+    }
 }
 
 #[test]

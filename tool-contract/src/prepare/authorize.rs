@@ -34,7 +34,7 @@ pub(crate) fn authorize(
             err,
             Some(&call.entry),
             "",
-            call.draft,
+            call.origin,
             Stage::Authorize,
             None,
         ));
@@ -78,7 +78,7 @@ pub(crate) fn authorize(
                 err,
                 Some(&call.entry),
                 "",
-                call.draft,
+                call.origin,
                 Stage::Authorize,
                 feedback,
             ))

@@ -28,7 +28,7 @@ pub(crate) fn finish(
                 entry,
                 args,
                 decoded,
-                draft,
+                origin,
             },
         key,
     } = call;
@@ -41,7 +41,7 @@ pub(crate) fn finish(
                 err,
                 Some(&entry),
                 "",
-                draft,
+                origin,
                 Stage::Authorize,
                 None,
             ))
@@ -58,7 +58,7 @@ pub(crate) fn finish(
                     err,
                     Some(&entry),
                     "",
-                    draft,
+                    origin,
                     Stage::Authorize,
                     None,
                 ))
@@ -68,7 +68,7 @@ pub(crate) fn finish(
     let meta = CallMeta {
         tool: Cow::Borrowed(contract.name.as_str()),
         tool_version: Cow::Borrowed(contract.version.as_str()),
-        call_id: draft.call_id.clone(),
+        call_id: origin.call_id.clone(),
         attempt: 1,
     };
     let call_ctx = ctx.for_call(meta, key);
@@ -83,20 +83,20 @@ pub(crate) fn finish(
     });
     let call = PreparedCall {
         entry,
-        call_id: draft.call_id,
+        call_id: origin.call_id,
         args,
         decoded: Some(decoded),
         ctx: call_ctx,
         reservation,
-        started: draft.started,
+        started: origin.started,
         prepare_us: if services.keeps_receipts() {
-            micros(draft.started.elapsed())
+            micros(origin.started.elapsed())
         } else {
             0
         },
         gates: Gate::PREPARED,
-        record: draft.record,
-        received_at_ms: draft.received_at_ms,
+        record: origin.record,
+        received_at_ms: origin.received_at_ms,
         claim: ClaimState::Pending,
     };
     Ok(match subject {

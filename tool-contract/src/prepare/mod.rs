@@ -33,7 +33,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::approval::ApprovalRequest;
-use crate::call::{AuthorizedCall, Draft, PreparedCall, ValidatedCall};
+use crate::call::{AuthorizedCall, CallOrigin, PreparedCall, ValidatedCall};
 use crate::catalog::Catalog;
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -122,7 +122,7 @@ impl Pipeline<'_> {
 
     /// A proposal that did not parse: refused at stage 1, with its error as repair feedback.
     fn refuse_unparsed(&self, err: ToolError) -> Rejection {
-        let draft = Draft {
+        let origin = CallOrigin {
             call_id: self.services.next_call_id(),
             started: Instant::now(),
             record: Some(Box::new(ProposalRecord {
@@ -144,7 +144,7 @@ impl Pipeline<'_> {
             err,
             None,
             "",
-            draft,
+            origin,
             Stage::Parse,
             Some(feedback),
         )

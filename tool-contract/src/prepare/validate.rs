@@ -9,7 +9,7 @@ use bumpalo::Bump;
 use serde_json::Value;
 
 use crate::args::Arguments;
-use crate::call::{Draft, ValidatedCall};
+use crate::call::{CallOrigin, ValidatedCall};
 use crate::catalog::Catalog;
 use crate::context::ToolContext;
 use crate::entry::{Decoded, Entry};
@@ -28,7 +28,7 @@ pub(crate) struct Admitted {
     entry: Arc<Entry>,
     args: Arguments,
     decoded: Decoded,
-    draft: Draft,
+    origin: CallOrigin,
 }
 
 /// Why arguments were not admitted.
@@ -121,7 +121,7 @@ pub(crate) fn admit_fast(
         let decoded = admit(&entry, &mut args, bump).ok()?;
         Some((entry, decoded, read.call_id.map(str::to_owned), record))
     })?;
-    let draft = Draft {
+    let origin = CallOrigin {
         call_id: call_id.unwrap_or_else(|| services.next_call_id()),
         started,
         record,
@@ -131,7 +131,7 @@ pub(crate) fn admit_fast(
         entry,
         args: Arguments::deferred(raw, services.limits),
         decoded,
-        draft,
+        origin,
     })
 }
 
@@ -155,7 +155,7 @@ pub(crate) fn admit_full(
         .call_id
         .take()
         .unwrap_or_else(|| services.next_call_id());
-    let draft = Draft {
+    let origin = CallOrigin {
         call_id,
         started,
         record,
@@ -184,7 +184,7 @@ pub(crate) fn admit_full(
                 err,
                 None,
                 &proposal.name,
-                draft,
+                origin,
                 Stage::Lookup,
                 feedback,
             ));
@@ -203,7 +203,7 @@ pub(crate) fn admit_full(
                 .take(repair::MAX_ISSUES)
                 .map(|e| repair::issue_from_error(&e))
                 .collect();
-            return Err(refuse_repairable(services, issues, &entry, draft));
+            return Err(refuse_repairable(services, issues, &entry, origin));
         }
         Err(NotAdmitted::Decode(msg)) => {
             let issues = vec![RepairIssue {
@@ -212,7 +212,7 @@ pub(crate) fn admit_full(
                 expected: Value::String("arguments matching the input schema".into()),
                 actual: Value::String(msg.chars().take(200).collect()),
             }];
-            return Err(refuse_repairable(services, issues, &entry, draft));
+            return Err(refuse_repairable(services, issues, &entry, origin));
         }
         Err(NotAdmitted::Hook(err)) => {
             return Err(refuse(
@@ -220,7 +220,7 @@ pub(crate) fn admit_full(
                 err,
                 Some(&entry),
                 "",
-                draft,
+                origin,
                 Stage::Validate,
                 None,
             ))
@@ -230,7 +230,7 @@ pub(crate) fn admit_full(
         entry,
         args: Arguments::ready(args),
         decoded,
-        draft,
+        origin,
     })
 }
 
@@ -244,7 +244,7 @@ pub(crate) fn checks(
         entry,
         args,
         decoded,
-        draft,
+        origin,
     } = admitted;
     let semantic = match entry.runner.semantic(&decoded, ctx) {
         Ok(issues) => issues,
@@ -254,7 +254,7 @@ pub(crate) fn checks(
                 err,
                 Some(&entry),
                 "",
-                draft,
+                origin,
                 Stage::Validate,
                 None,
             ))
@@ -266,7 +266,7 @@ pub(crate) fn checks(
             .map(|i| repair::issue_from_semantic(i, args.get(&entry.plan)))
             .collect();
         let rejection = if semantic.iter().all(|i| i.repairable) {
-            refuse_repairable(services, issues, &entry, draft)
+            refuse_repairable(services, issues, &entry, origin)
         } else {
             // A rule no regeneration can satisfy is a policy decision, not a repair prompt.
             let err = ToolError::policy_denied(
@@ -282,7 +282,7 @@ pub(crate) fn checks(
                 err,
                 Some(&entry),
                 "",
-                draft,
+                origin,
                 Stage::Validate,
                 None,
             )
@@ -293,6 +293,6 @@ pub(crate) fn checks(
         entry,
         args,
         decoded,
-        draft,
+        origin,
     })
 }

@@ -1,4 +1,4 @@
-//! The full parser: serde_json's deserializer driven by seeds that apply the proposal rules
+//! The full parser: serde_json's deserializer driven by `DeserializeSeed`s that apply the proposal rules
 //! (`super::rules`) as the text is read, and turn every refusal into a stable error code.
 //! It reads every shape a proposal may take and words every error the model sees.
 
@@ -28,7 +28,7 @@ pub(super) fn parse_parts(raw: &str, limits: &ProposalLimits) -> Result<Parts, T
     rules::check_size(raw, limits)?;
     let caps = Caps::new(limits);
     let mut de = serde_json::Deserializer::from_str(raw);
-    Top { caps: &caps }
+    ProposalSeed { caps: &caps }
         .deserialize(&mut de)
         .and_then(|p| de.end().map(|()| p))
         .map_err(|err| classify(&err.to_string(), limits))
@@ -39,7 +39,7 @@ pub(super) fn parse_value(raw: &str, limits: &ProposalLimits) -> Result<Value, T
     rules::check_size(raw, limits)?;
     let caps = Caps::new(limits);
     let mut de = serde_json::Deserializer::from_str(raw);
-    Checked {
+    ValueSeed {
         caps: &caps,
         depth: 0,
     }
@@ -152,18 +152,18 @@ fn classify(msg: &str, limits: &ProposalLimits) -> ToolError {
 
 /// The proposal's outer object: known members go straight to their slot, others are parsed
 /// (for the caps and duplicates) and dropped.
-struct Top<'a> {
+struct ProposalSeed<'a> {
     caps: &'a Caps<'a>,
 }
 
-impl<'de> DeserializeSeed<'de> for Top<'_> {
+impl<'de> DeserializeSeed<'de> for ProposalSeed<'_> {
     type Value = Parts;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Parts, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Top<'_> {
+impl<'de> Visitor<'de> for ProposalSeed<'_> {
     type Value = Parts;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -191,7 +191,7 @@ impl<'de> Visitor<'de> for Top<'_> {
         Err(de::Error::custom(SHAPE))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parts, A::Error> {
-        let outer = Checked {
+        let outer = ValueSeed {
             caps: self.caps,
             depth: 0,
         };
@@ -224,42 +224,42 @@ impl<'de> Visitor<'de> for Top<'_> {
 }
 
 /// One value under the rules, at `depth` (the outermost container is entered at level 1).
-struct Checked<'a> {
+struct ValueSeed<'a> {
     caps: &'a Caps<'a>,
     depth: usize,
 }
 
-impl<'a> Checked<'a> {
+impl<'a> ValueSeed<'a> {
     fn count<E: de::Error>(&self) -> Result<(), E> {
         self.caps.value().map_err(|e| E::custom(marker(e)))
     }
 
-    fn nested<E: de::Error>(&self) -> Result<Checked<'a>, E> {
+    fn nested<E: de::Error>(&self) -> Result<ValueSeed<'a>, E> {
         self.caps
             .enter(self.depth + 1)
             .map_err(|e| E::custom(marker(e)))?;
-        Ok(Checked {
+        Ok(ValueSeed {
             caps: self.caps,
             depth: self.depth + 1,
         })
     }
 
-    fn copy(&self) -> Checked<'a> {
-        Checked {
+    fn copy(&self) -> ValueSeed<'a> {
+        ValueSeed {
             caps: self.caps,
             depth: self.depth,
         }
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Checked<'_> {
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Checked<'_> {
+impl<'de> Visitor<'de> for ValueSeed<'_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

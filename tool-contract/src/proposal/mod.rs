@@ -20,7 +20,7 @@
 //! `PROPOSAL_MALFORMED`, `PROPOSAL_SHAPE`): the model can repair them.
 //!
 //! Two parsers apply these rules, both through `rules` (each rule is written there once): the
-//! full parser (`full`, serde_json driven by checking seeds) reads every shape and words every
+//! full parser (`full`, serde_json driven by checking `DeserializeSeed`s) reads every shape and words every
 //! error; the fast path's reader (`fast`) reads the common shape into a borrowed tree and
 //! refuses everything else, which the full parser then decides. The registry tries the fast
 //! reader first (see [`RegistryBuilder::fast_path`](crate::RegistryBuilder::fast_path)).

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Inner, Registry};
+use super::{Registry, Shared};
 use crate::approval::{ApprovalConfig, ApprovalKey};
 use crate::catalog::Catalog;
 use crate::clock::{millis, Clock};
@@ -368,7 +368,7 @@ impl RegistryBuilder {
             ttl_ms: millis(self.approval_ttl),
         };
         let registry = Registry {
-            inner: Arc::new(Inner {
+            inner: Arc::new(Shared {
                 catalog: Catalog::new(by_name),
                 services,
                 approvals,

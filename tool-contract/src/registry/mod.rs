@@ -21,7 +21,7 @@ mod build;
 
 pub use build::{RegistryBuilder, RegistryError};
 
-pub(crate) struct Inner {
+pub(crate) struct Shared {
     catalog: Catalog,
     services: Services,
     approvals: ApprovalConfig,
@@ -47,7 +47,7 @@ pub(crate) struct Inner {
 /// ```
 #[derive(Clone)]
 pub struct Registry {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Shared>,
 }
 
 impl fmt::Debug for Registry {
