@@ -54,3 +54,22 @@ pub fn stale_snapshot(name: &str, value: &serde_json::Value) -> Option<String> {
         Err(_) => Some(format!("{} is missing", path.display())),
     }
 }
+
+/// The README's first program is the example that runs: they cannot drift apart.
+#[test]
+fn the_readme_quickstart_is_the_example_program() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let program = std::fs::read_to_string(root.join("examples/src/bin/quickstart.rs")).unwrap();
+    let body: String = program
+        .lines()
+        .filter(|l| !l.starts_with("//!"))
+        .skip_while(|l| l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let block = format!("```rust\n{body}```\n");
+    assert!(
+        readme.contains(&block),
+        "README.md's program must be examples/src/bin/quickstart.rs without its header comment"
+    );
+}
