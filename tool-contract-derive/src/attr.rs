@@ -21,10 +21,20 @@ pub const TOOL_KEYS: &[&str] = &[
     "idempotency",
     "policy_version",
     "provenance",
+    "confidential",
     "crate",
 ];
 const RETRY_KEYS: &[&str] = &["max_attempts", "backoff_ms", "max_backoff_ms"];
-const FIELD_KEYS: &[&str] = &["idempotency_key", "model_supplied", "unbounded"];
+const FIELD_KEYS: &[&str] = &[
+    "idempotency_key",
+    "model_supplied",
+    "unbounded",
+    "trusted_only",
+    "accepts_untrusted",
+    "flows_from",
+    "url",
+    "command",
+];
 const CONTAINER_KEYS: &[&str] = &["semantic", "crate"];
 
 /// Upper bound of `timeout_ms`: ten minutes. Longer work belongs in a job the tool starts.
@@ -102,6 +112,8 @@ pub struct ToolAttr {
     pub idempotency: Option<Spanned<IdempotencyKind>>,
     pub policy_version: Option<LitStr>,
     pub provenance: Option<(LitStr, Option<LitStr>)>,
+    /// `confidential` (the whole output: `[""]`) or `confidential("/pointer", ...)`.
+    pub confidential: Option<Vec<LitStr>>,
     pub krate: Option<syn::Path>,
     /// Keys written at all, valid or not: a key with a bad value is not also "missing".
     pub seen: Vec<String>,
@@ -501,6 +513,36 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
                 cx.error_spanned_by(path, format!("`provenance` needs a `source`: `{example}`"))
             }
         }
+    } else if path.is_ident("confidential") {
+        let pointers = if meta.input.peek(syn::token::Paren) {
+            let list = string_list(&meta)?;
+            if list.is_empty() {
+                cx.error_spanned_by(
+                    path,
+                    "list the confidential output pointers, `confidential(\"/balance\")`, or write `confidential` for the whole output",
+                );
+            }
+            for p in &list {
+                let v = p.value();
+                if !v.is_empty() && !v.starts_with('/') {
+                    cx.error_spanned_by(
+                        p,
+                        "a confidential value is a JSON pointer into the output, e.g. `\"/accounts/*/iban\"` (`*` for any key or index)",
+                    );
+                }
+            }
+            list
+        } else if meta.input.is_empty() || meta.input.peek(Token![,]) {
+            vec![LitStr::new("", path.span())]
+        } else {
+            skip_value(&meta)?;
+            cx.error_spanned_by(
+                path,
+                "write `confidential` for the whole output or `confidential(\"/pointer\", ...)`",
+            );
+            return Ok(());
+        };
+        set_once(cx, &meta, &mut attr.confidential, pointers);
     } else if path.is_ident("crate") {
         if let Some(p) = parse_crate_path(cx, &meta)? {
             set_once(cx, &meta, &mut attr.krate, p);
@@ -534,6 +576,33 @@ pub struct FieldAttr {
     pub idempotency_key: Option<Span>,
     pub model_supplied: Option<LitStr>,
     pub unbounded: Option<LitStr>,
+    pub trusted_only: Option<Span>,
+    pub accepts_untrusted: Option<LitStr>,
+    pub flows_from: Option<Vec<LitStr>>,
+    pub url: Option<Span>,
+}
+
+/// `("a", "b", ...)` after a key.
+fn string_list(meta: &ParseNestedMeta) -> syn::Result<Vec<LitStr>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    Ok(Punctuated::<LitStr, Token![,]>::parse_terminated(&content)?
+        .into_iter()
+        .collect())
+}
+
+/// A key that takes no value, e.g. `#[tool(trusted_only)]`.
+fn flag(cx: &Ctxt, meta: &ParseNestedMeta, slot: &mut Option<Span>) -> syn::Result<()> {
+    if !(meta.input.is_empty() || meta.input.peek(Token![,])) {
+        skip_value(meta)?;
+        let name = path_name(&meta.path);
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{name}` takes no value: write `#[tool({name})]`"),
+        );
+    }
+    set_once(cx, meta, slot, meta.path.span());
+    Ok(())
 }
 
 /// `#[tool(...)]` on an args struct.
@@ -577,6 +646,43 @@ pub fn parse_field_attrs(cx: &Ctxt, attrs: &[syn::Attribute]) -> FieldAttr {
                 if let Some(s) = reason(cx, &meta, "unbounded")? {
                     set_once(cx, &meta, &mut out.unbounded, s);
                 }
+            } else if meta.path.is_ident("trusted_only") {
+                flag(cx, &meta, &mut out.trusted_only)?;
+            } else if meta.path.is_ident("url") || meta.path.is_ident("command") {
+                flag(cx, &meta, &mut out.url)?;
+            } else if meta.path.is_ident("accepts_untrusted") {
+                if let Some(s) = reason(cx, &meta, "accepts_untrusted")? {
+                    set_once(cx, &meta, &mut out.accepts_untrusted, s);
+                }
+            } else if meta.path.is_ident("flows_from") {
+                let example = "flows_from(\"read_inbox:/emails/*/sender\")";
+                if !meta.input.peek(syn::token::Paren) {
+                    skip_value(&meta)?;
+                    cx.error_spanned_by(&meta.path, format!("write `{example}`"));
+                    return Ok(());
+                }
+                let list = string_list(&meta)?;
+                if list.is_empty() {
+                    cx.error_spanned_by(
+                        &meta.path,
+                        format!("`flows_from` needs at least one source: `{example}`"),
+                    );
+                }
+                for s in &list {
+                    let v = s.value();
+                    let ok = v.split_once(':').is_some_and(|(tool, pointer)| {
+                        !tool.is_empty()
+                            && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b))
+                            && (pointer.is_empty() || pointer.starts_with('/'))
+                    });
+                    if !ok {
+                        cx.error_spanned_by(
+                            s,
+                            format!("a flow source is `tool_name:/json/pointer` into that tool's output (`*` for any key or index), e.g. `{example}`"),
+                        );
+                    }
+                }
+                set_once(cx, &meta, &mut out.flows_from, list);
             } else {
                 unknown_key(cx, &meta.path, "field key", FIELD_KEYS);
                 skip_value(&meta)?;

@@ -26,6 +26,7 @@ pub fn check_args(cx: &Ctxt, s: &ArgsStruct) {
     check_rejects_unknown_fields(cx, s);
     check_bounds(cx, s);
     check_idempotency_key_field(cx, s);
+    check_flow_attrs(cx, s);
 }
 
 /// Rule 1. `effect`, `version` and `timeout_ms` are required: an effect class decides every later
@@ -234,6 +235,33 @@ fn check_security_context(cx: &Ctxt, s: &ArgsStruct) {
                 "{name} is security context and must not be a model argument; {instead}; if the model really chooses it, mark the field `#[tool(model_supplied = \"why\")]`"
             ),
         );
+    }
+}
+
+/// Flow control declarations are one policy per field: `trusted_only` and `accepts_untrusted`
+/// contradict each other, and a URL or command field may never take untrusted text (a URL found
+/// in a result is never followed automatically).
+fn check_flow_attrs(cx: &Ctxt, s: &ArgsStruct) {
+    for f in &s.fields {
+        let a = &f.attr;
+        if let (Some(_), Some(reason)) = (a.trusted_only, &a.accepts_untrusted) {
+            cx.error_spanned_by(
+                reason,
+                format!(
+                    "field `{}` is both `trusted_only` and `accepts_untrusted`; keep the one that says where its values may come from",
+                    f.rust_name
+                ),
+            );
+        }
+        if let (Some(_), Some(reason)) = (a.url, &a.accepts_untrusted) {
+            cx.error_spanned_by(
+                reason,
+                format!(
+                    "field `{}` is a URL or command and cannot accept untrusted values: a URL found in a tool result is never followed automatically; remove `accepts_untrusted`, or allowlist the outputs it may come from with `flows_from(\"tool:/pointer\")`",
+                    f.rust_name
+                ),
+            );
+        }
     }
 }
 

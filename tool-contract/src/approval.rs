@@ -71,6 +71,14 @@ pub struct ApprovalSubject {
     pub principal: Option<String>,
     /// For which tenant.
     pub tenant: Option<String>,
+    /// Where each string argument came from, when the call had a session (see
+    /// [`crate::flow`]): a recipient the user typed and the same recipient copied from a
+    /// document are different subjects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provenance: Vec<crate::flow::ArgSource>,
+    /// Why flow control sent the call for approval, if it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_reasons: Vec<String>,
 }
 
 impl ApprovalSubject {
@@ -423,7 +431,11 @@ impl ApprovalConfig {
             return refuse_prepared(services, call, err);
         }
         call.claim = crate::idempotency::ClaimState::Claimed(Box::new(held));
-        call.gates = Gate::APPROVED;
+        call.gates = if call.gates.contains(&Gate::Flow) {
+            Gate::APPROVED_TRACED
+        } else {
+            Gate::APPROVED
+        };
         crate::execute::run(services, call).await
     }
 }

@@ -15,8 +15,9 @@ use crate::args::Arguments;
 use crate::budget::Reservation;
 use crate::context::{IdempotencyKey, ToolContext};
 use crate::entry::{Decoded, Entry};
+use crate::flow::FlowOutcome;
 use crate::idempotency::ClaimState;
-use crate::receipt::ProposalRecord;
+use crate::receipt::{FlowRecord, ProposalRecord};
 use crate::stage::Gate;
 
 /// Where a call started: its id, when, and (for a receipt) the proposal as received. Every
@@ -28,6 +29,8 @@ pub(crate) struct CallOrigin {
     /// less.
     pub(crate) record: Option<Box<ProposalRecord>>,
     pub(crate) received_at_ms: u64,
+    /// Flow control's decision, for the receipt (only with a sink and a session).
+    pub(crate) flow: Option<Box<FlowRecord>>,
 }
 
 /// A call whose arguments passed every check that looks only at them (stage 3).
@@ -77,6 +80,8 @@ impl fmt::Debug for ValidatedCall {
 pub struct AuthorizedCall {
     pub(crate) validated: ValidatedCall,
     pub(crate) key: Option<IdempotencyKey>,
+    /// What flow control decided (stage 5), when the context has a session.
+    pub(crate) flow: Option<FlowOutcome>,
 }
 
 impl AuthorizedCall {
@@ -114,6 +119,8 @@ pub struct PreparedCall {
     /// Only with a receipt sink; boxed so that calls without one move less.
     pub(crate) record: Option<Box<ProposalRecord>>,
     pub(crate) received_at_ms: u64,
+    /// Flow control's decision, for the receipt.
+    pub(crate) flow: Option<Box<FlowRecord>>,
     /// Whether the idempotency key was already claimed (by an approval, before it consumed
     /// its grant) or is still to be claimed by the executor.
     pub(crate) claim: ClaimState,
@@ -150,6 +157,7 @@ impl PreparedCall {
                 started: self.started,
                 record: self.record,
                 received_at_ms: self.received_at_ms,
+                flow: self.flow,
             },
         )
     }

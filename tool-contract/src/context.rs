@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::budget::Budget;
 use crate::error::ToolError;
+use crate::flow::Session;
 
 /// Host-held values a handler can extract with the `State<T>` extractor: database
 /// pools, HTTP clients, credentials. Keyed by type.
@@ -79,6 +80,7 @@ struct Shared {
     budget: Option<Arc<Budget>>,
     pinned_versions: HashMap<String, String>,
     extensions: Extensions,
+    session: Option<Session>,
 }
 
 impl ToolContext {
@@ -114,6 +116,10 @@ impl ToolContext {
     /// The turn's shared tool budget, if any.
     pub fn budget(&self) -> Option<&Arc<Budget>> {
         self.shared.budget.as_ref()
+    }
+    /// The conversation's session record, for flow control, if the host attached one.
+    pub fn session(&self) -> Option<&Session> {
+        self.shared.session.as_ref()
     }
     /// The version pinned for `tool`, if any.
     pub fn pinned_version(&self, tool: &str) -> Option<&str> {
@@ -200,6 +206,13 @@ impl ToolContextBuilder {
     /// Shares a tool budget (calls and tool time) across the turn's calls.
     pub fn budget(mut self, budget: Arc<Budget>) -> Self {
         self.shared.budget = Some(budget);
+        self
+    }
+    /// Attaches the conversation's session record: the registry traces where each argument
+    /// came from before a call runs, and records every result the model is given (see
+    /// [`crate::flow`]).
+    pub fn session(mut self, session: Session) -> Self {
+        self.shared.session = Some(session);
         self
     }
     /// Pins `tool` to `version`.

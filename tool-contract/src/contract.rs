@@ -1,5 +1,7 @@
 //! The twelve contract fields, as serializable data.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -19,9 +21,9 @@ pub struct ToolContract {
     pub version: String,
     /// 2. Decision-oriented description: when to use, when not, how it differs.
     pub description: String,
-    /// 3. CallOrigin 2020-12 input schema (`additionalProperties: false`).
+    /// 3. Draft 2020-12 input schema (`additionalProperties: false`).
     pub input_schema: Value,
-    /// 4. CallOrigin 2020-12 schema of the handler's output.
+    /// 4. Draft 2020-12 schema of the handler's output.
     pub output_schema: Value,
     /// 5. The error categories an observation can carry, and what each means to the agent.
     pub error_model: ErrorModel,
@@ -42,6 +44,10 @@ pub struct ToolContract {
     /// Where in the output the data's source and revision are, for the observation's provenance.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<ProvenanceSpec>,
+    /// Flow control: where each argument may take its value from, and which output values are
+    /// confidential (see the `flow` module). Empty when the tool declares nothing.
+    #[serde(default, skip_serializing_if = "FlowContract::is_empty")]
+    pub flow: FlowContract,
     /// Hashes and ids that tell versions apart in traces and replays.
     pub fingerprint: Fingerprint,
 }
@@ -231,4 +237,61 @@ pub struct Fingerprint {
 pub trait ContractSource {
     /// Every contract, by name then newest version first.
     fn contracts(&self) -> Vec<&'static ToolContract>;
+}
+
+/// A tool's flow control declarations (see the `flow` module). A tool that declares nothing
+/// follows the defaults for its effect.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FlowContract {
+    /// The fields that declare something, by wire name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, FieldFlow>,
+    /// JSON pointers (a `*` segment matches any key or index) of the output values that are
+    /// confidential; `""` marks the whole output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confidential: Vec<String>,
+}
+
+impl FlowContract {
+    /// Whether nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.confidential.is_empty()
+    }
+}
+
+/// Where one field may take its value from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FieldFlow {
+    /// The field's policy.
+    #[serde(default)]
+    pub policy: FieldPolicy,
+    /// Output values it may take from, as `tool:/pointer` (`*` matches any key or index):
+    /// `#[tool(flows_from("read_inbox:/emails/*/sender"))]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows_from: Vec<String>,
+    /// Marked as a URL or a command (`#[tool(url)]`, `#[tool(command)]`): trusted only outside
+    /// pure reads, like a string with `format: uri`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub url_or_command: bool,
+}
+
+/// A field's flow policy.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FieldPolicy {
+    /// The default for the tool's effect: anything for a `pure_read`; for a write or an
+    /// `external_read`, no value traced only to untrusted output unless allowlisted.
+    #[default]
+    Default,
+    /// Only values from the trusted intent, or from an allowlisted output
+    /// (`#[tool(trusted_only)]`).
+    TrustedOnly,
+    /// Free text that may quote untrusted output (`#[tool(accepts_untrusted = "why")]`).
+    AcceptsUntrusted {
+        /// Why the field may carry untrusted text.
+        reason: String,
+    },
 }

@@ -13,7 +13,7 @@ pub enum Effect {
     PureRead,
     /// Reads from a system outside the host (web, third-party API); no side effects.
     ExternalRead,
-    /// Changes state in a way that can be undone (a origin ticket).
+    /// Changes state in a way that can be undone (a draft ticket).
     ReversibleWrite,
     /// Changes state for good (an e-mail sent, a document deleted).
     IrreversibleWrite,

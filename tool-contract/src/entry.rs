@@ -12,6 +12,7 @@ use crate::args::ArgsPlan;
 use crate::context::ToolContext;
 use crate::contract::ToolContract;
 use crate::error::{ToolError, ValidationIssue};
+use crate::flow::FlowPlan;
 use crate::json::{FromTree, Tree, TreeJson};
 use crate::output::{CheckedOutput, OutputContract};
 use crate::tool::{ArgField, BoxFuture, DynTool, Tool};
@@ -125,6 +126,8 @@ pub(crate) struct Entry {
     pub(crate) input_tree: jsonschema::Validator<TreeJson>,
     pub(crate) output: OutputContract,
     pub(crate) plan: ArgsPlan,
+    /// Flow control's rules for this tool.
+    pub(crate) flow: FlowPlan,
 }
 
 impl Entry {
@@ -142,10 +145,12 @@ pub(crate) struct SchemaError {
 }
 
 impl Entry {
-    /// Compiles a tool's schemas and plan, once.
+    /// Compiles a tool's schemas and plans, once. `escalate`: a broken flow policy asks for
+    /// approval instead of refusing, even without an approval policy.
     pub(crate) fn new(
         runner: Arc<dyn Runner>,
         version: semver::Version,
+        escalate: bool,
     ) -> Result<Entry, SchemaError> {
         let contract = runner.contract();
         let input = compile(jsonschema::options(), &contract.input_schema, "input")?;
@@ -161,6 +166,7 @@ impl Entry {
         )?;
         Ok(Entry {
             plan: ArgsPlan::from_schema(&contract.input_schema),
+            flow: FlowPlan::new(contract, escalate),
             output: OutputContract::new(
                 output,
                 contract.provenance.as_ref(),
@@ -193,7 +199,7 @@ fn intern_source(name: &str, version: &str) -> &'static str {
     leaked
 }
 
-/// Compiles a schema once: CallOrigin 2020-12, formats asserted, linear-time regexes only, and (with
+/// Compiles a schema once: Draft 2020-12, formats asserted, linear-time regexes only, and (with
 /// the crate's `default-features = false` on jsonschema) no remote or file `$ref` resolution.
 fn compile<F: jsonschema::json::Json>(
     options: jsonschema::ValidationOptions<'_, Arc<dyn jsonschema::Retrieve>, F>,

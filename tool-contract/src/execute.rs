@@ -117,6 +117,7 @@ async fn run_inner(
                 span.record("error.type", code);
             }
             diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
+            remember(call, &observation);
             record(
                 services,
                 call,
@@ -331,6 +332,7 @@ async fn run_inner(
         ))
         .await;
     }
+    remember(call, &observation);
     let stage = if observation.ok { Stage::Done } else { stage };
     record(
         services,
@@ -342,6 +344,28 @@ async fn run_inner(
         exec_started,
     );
     observation
+}
+
+/// Records what the model is given into the call's session, if it has one: the output's data,
+/// or an error's details (a handler may put upstream text there).
+fn remember(call: &PreparedCall, observation: &Observation) {
+    let Some(session) = call.ctx.session() else {
+        return;
+    };
+    let data = match (&observation.data, &observation.error) {
+        (Some(data), _) => serde_json::from_str(data.get()).unwrap_or(Value::Null),
+        (None, Some(err)) if !err.safe_details().is_empty() => {
+            Value::Object(err.safe_details().clone())
+        }
+        _ => return,
+    };
+    let c = call.entry.contract;
+    let source = crate::flow::ObservationSource {
+        tool: c.name.clone(),
+        version: Some(c.version.clone()),
+        call_id: observation.meta.call_id.clone(),
+    };
+    session.record(source, call.entry.flow.confidential.clone(), &data);
 }
 
 /// Sends the call's receipt to the registry's sink, if it has one.
@@ -385,6 +409,7 @@ fn record(
             prepare_us: call.prepare_us,
             execute_us: exec_started.map_or(0, |t| micros(t.elapsed())),
             diagnostics,
+            flow: call.flow.take().map(|f| *f),
         };
         sink.record(&receipt);
     }

@@ -55,16 +55,16 @@
 //! # The flow of a call
 //!
 //! ```text
-//! proposal text ─▶ 1 parse ─▶ 2 lookup ─▶ 3 validate ─▶ 4 authorize ─▶ 5 approval
-//!                  proposal    catalog     prepare::     prepare::       prepare::finish,
-//!                                          validate      authorize       approval (grants)
-//!      ─▶ 6 idempotency ─▶ 7 execute ─▶ 8 output ─▶ observation (untrusted) + receipt
+//! proposal text ─▶ 1 parse ─▶ 2 lookup ─▶ 3 validate ─▶ 4 authorize ─▶ 5 flow ─▶ 6 approval
+//!                  proposal    catalog     prepare::     prepare::       prepare::  prepare::finish,
+//!                                          validate      authorize       flow       approval (grants)
+//!      ─▶ 7 idempotency ─▶ 8 execute ─▶ 9 output ─▶ observation (untrusted) + receipt
 //!         idempotency       execute      output       envelope          receipt
 //! ```
 //!
-//! [`Registry`] is the façade: [`prepare`](Registry::prepare) runs stages 1 to 5 and returns a
+//! [`Registry`] is the façade: [`prepare`](Registry::prepare) runs stages 1 to 6 and returns a
 //! [`PreparedCall`] (or an [`ApprovalRequest`], or a [`Rejection`] naming its [`Stage`]),
-//! [`execute`](Registry::execute) runs stages 6 to 8, and [`handle`](Registry::handle) does
+//! [`execute`](Registry::execute) runs stages 7 to 9, and [`handle`](Registry::handle) does
 //! both. The modules below are listed in that order: first the vocabulary every stage shares,
 //! then the stages, then what sits around the pipeline (stores, exports, the contract lock, the
 //! MCP server). `ARCHITECTURE.md` in the repository walks through the same map.
@@ -93,14 +93,15 @@ mod tool;
 mod toolset;
 
 // The pipeline, in call order.
-pub mod approval; // 5 approval requests and grants
+pub mod approval; // 6 approval requests and grants
 mod catalog; // 2 lookup
 pub mod envelope; // the observation
-mod execute; // 7 the handler
-pub mod idempotency; // 6 keys and the exactly-once lifecycle
-mod output; // 8 the output contract
+mod execute; // 8 the handler
+pub mod flow; // 5 where each argument came from
+pub mod idempotency; // 7 keys and the exactly-once lifecycle
+mod output; // 9 the output contract
 pub mod policy; // 4 the trusted context's checks
-mod prepare; // 3 validate, 4 authorize, 5 the approval decision
+mod prepare; // 3 validate, 4 authorize, 5 flow, 6 the approval decision
 pub mod proposal; // 1 parse
 pub mod receipt; // what really ran
 pub mod registry;
@@ -133,7 +134,7 @@ pub use contract::{ContractSource, ToolContract};
 pub use effect::{Effect, ReadOnly, ReadWrite};
 pub use error::{ErrorCategory, ToolError, ValidationIssue};
 pub use stage::Stage;
-pub use tool::{ApprovalCondition, ArgField, BoxFuture, DynTool, Tool, ToolArgs};
+pub use tool::{ApprovalCondition, ArgField, BoxFuture, DynTool, FieldFlowSpec, Tool, ToolArgs};
 pub use toolset::{ReadOnlyToolset, Toolset};
 
 pub use approval::{ApprovalGrant, ApprovalKey, ApprovalRequest};

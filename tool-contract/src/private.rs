@@ -9,12 +9,12 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::effect::{ExternalRead, IrreversibleWrite, PureRead, ReversibleWrite};
-pub use crate::tool::ArgField;
+pub use crate::tool::{ArgField, FieldFlowSpec};
 
 use crate::context::ToolContext;
 use crate::contract::{
-    ApprovalPolicy, Authorization, ErrorModel, Fingerprint, IdempotencyPolicy, IdempotencySource,
-    RetryPolicy, ToolContract,
+    ApprovalPolicy, Authorization, ErrorModel, FieldFlow, FieldPolicy, Fingerprint, FlowContract,
+    IdempotencyPolicy, IdempotencySource, RetryPolicy, ToolContract,
 };
 use crate::effect::{Effect, EffectClass};
 use crate::error::ToolError;
@@ -48,6 +48,8 @@ pub struct ToolSpec {
     pub policy_version: Option<&'static str>,
     pub extractors: &'static [&'static str],
     pub provenance: Option<(&'static str, Option<&'static str>)>,
+    /// `#[tool(confidential)]` (`[""]`) or `#[tool(confidential("/pointer", ...))]`.
+    pub confidential: &'static [&'static str],
     pub crate_name: &'static str,
     pub crate_version: &'static str,
     pub git_revision: Option<&'static str>,
@@ -80,6 +82,7 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
         _ => format!("{}@{}", spec.crate_name, spec.crate_version),
     };
     let policy_version = spec.policy_version.map(str::to_owned);
+    let flow = flow_contract(<T::Args as ToolArgs>::FIELDS, spec.confidential);
     let mut contract = ToolContract {
         name: spec.name.to_owned(),
         version: spec.version.to_owned(),
@@ -104,6 +107,7 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
                 source: source.to_owned(),
                 revision: revision.map(str::to_owned),
             }),
+        flow,
         fingerprint: Fingerprint {
             input_schema_sha256: schema_hash(&input_schema),
             output_schema_sha256: schema_hash(&output_schema),
@@ -116,6 +120,33 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
     };
     contract.fingerprint.contract_sha256 = contract_hash(&contract);
     contract
+}
+
+/// The flow declarations of a tool's fields and output.
+fn flow_contract(fields: &[ArgField], confidential: &[&str]) -> FlowContract {
+    let fields = fields
+        .iter()
+        .filter(|f| f.flow.is_declared())
+        .map(|f| {
+            let policy = match (f.flow.trusted_only, f.flow.accepts_untrusted) {
+                (true, _) => FieldPolicy::TrustedOnly,
+                (false, Some(reason)) => FieldPolicy::AcceptsUntrusted {
+                    reason: reason.to_owned(),
+                },
+                (false, None) => FieldPolicy::Default,
+            };
+            let flow = FieldFlow {
+                policy,
+                flows_from: f.flow.flows_from.iter().map(|s| (*s).to_owned()).collect(),
+                url_or_command: f.flow.url_or_command,
+            };
+            (f.wire_name.to_owned(), flow)
+        })
+        .collect();
+    FlowContract {
+        fields,
+        confidential: confidential.iter().map(|s| (*s).to_owned()).collect(),
+    }
 }
 
 /// Hash of everything in the contract that defines behaviour: the fingerprint itself is left

@@ -71,6 +71,16 @@ pub struct OutcomeRecord {
     pub category: Option<ErrorCategory>,
 }
 
+/// What flow control decided for a call, and where each string argument came from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct FlowRecord {
+    /// `allowed`, `escalated` (sent for approval) or `refused`.
+    pub decision: String,
+    /// Each string value's source.
+    pub arguments: Vec<crate::flow::ArgSource>,
+}
+
 /// One call's receipt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -91,6 +101,9 @@ pub struct Receipt {
     pub execute_us: u64,
     /// Host-only details that never reach the model (e.g. which output fields broke the contract).
     pub diagnostics: Vec<String>,
+    /// Flow control's decision, when the call had a session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowRecord>,
 }
 
 /// Where receipts go. Called once per call, on the calling task: keep it quick.

@@ -108,6 +108,7 @@ pub(crate) fn refuse(
             prepare_us: micros(origin.started.elapsed()),
             execute_us: 0,
             diagnostics: Vec::new(),
+            flow: origin.flow.map(|f| *f),
         };
         sink.record(&receipt);
     }

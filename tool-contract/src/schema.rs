@@ -1,11 +1,11 @@
-//! Schema generation (schemars, CallOrigin 2020-12) and schema hashes.
+//! Schema generation (schemars, Draft 2020-12) and schema hashes.
 
 use schemars::generate::SchemaSettings;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 /// The meta-schema every generated schema declares.
-pub const DRAFT_2020_12: &str = "https://json-schema.org/origin/2020-12/schema";
+pub const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// Which side of a tool a schema describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

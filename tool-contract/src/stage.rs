@@ -21,14 +21,17 @@ pub enum Stage {
     /// 4. The trusted context: capabilities, the state gate, the deadline, the idempotency
     ///    key.
     Authorize,
-    /// 5. A human's approval, for the calls that need one.
+    /// 5. Flow control: where each argument's value came from, against its field's policy
+    ///    (only with a session; see [`crate::flow`]).
+    Flow,
+    /// 6. A human's approval, for the calls that need one.
     Approval,
-    /// 6. The idempotency store: a replay, a conflict or a call still running ends the call
+    /// 7. The idempotency store: a replay, a conflict or a call still running ends the call
     ///    here.
     Idempotency,
-    /// 7. The handler: per-attempt timeouts, retries, panic isolation.
+    /// 8. The handler: per-attempt timeouts, retries, panic isolation.
     Execute,
-    /// 8. The output contract: an output that breaks its schema is withheld.
+    /// 9. The output contract: an output that breaks its schema is withheld.
     Output,
     /// The call passed every stage and its output reached the envelope.
     Done,
@@ -43,6 +46,7 @@ impl Stage {
         Stage::Lookup,
         Stage::Validate,
         Stage::Authorize,
+        Stage::Flow,
         Stage::Approval,
         Stage::Idempotency,
         Stage::Execute,
@@ -56,6 +60,7 @@ impl Stage {
             Stage::Lookup => "lookup",
             Stage::Validate => "validate",
             Stage::Authorize => "authorize",
+            Stage::Flow => "flow",
             Stage::Approval => "approval",
             Stage::Idempotency => "idempotency",
             Stage::Execute => "execute",
@@ -65,7 +70,7 @@ impl Stage {
         }
     }
 
-    /// The stage's number in call order (1 to 8); the two endings have none.
+    /// The stage's number in call order (1 to 9); the two endings have none.
     pub fn number(self) -> Option<u8> {
         Stage::ALL
             .iter()
@@ -102,6 +107,7 @@ pub(crate) enum Gate {
     State,
     Deadline,
     Idempotency,
+    Flow,
     Approval,
     Budget,
 }
@@ -116,6 +122,7 @@ impl Gate {
             Gate::State => "state",
             Gate::Deadline => "deadline",
             Gate::Idempotency => "idempotency",
+            Gate::Flow => "flow",
             Gate::Approval => "approval",
             Gate::Budget => "budget",
         }
@@ -133,6 +140,19 @@ impl Gate {
         Gate::Budget,
     ];
 
+    /// The same, for a call whose arguments flow control traced.
+    pub(crate) const PREPARED_TRACED: &'static [Gate] = &[
+        Gate::Lookup,
+        Gate::Schema,
+        Gate::Semantic,
+        Gate::Capabilities,
+        Gate::State,
+        Gate::Deadline,
+        Gate::Idempotency,
+        Gate::Flow,
+        Gate::Budget,
+    ];
+
     /// The gates of a call released by a valid approval grant, in order.
     pub(crate) const APPROVED: &'static [Gate] = &[
         Gate::Lookup,
@@ -145,6 +165,20 @@ impl Gate {
         Gate::Approval,
         Gate::Budget,
     ];
+
+    /// The same, for a call whose arguments flow control traced.
+    pub(crate) const APPROVED_TRACED: &'static [Gate] = &[
+        Gate::Lookup,
+        Gate::Schema,
+        Gate::Semantic,
+        Gate::Capabilities,
+        Gate::State,
+        Gate::Deadline,
+        Gate::Idempotency,
+        Gate::Flow,
+        Gate::Approval,
+        Gate::Budget,
+    ];
 }
 
 #[cfg(test)]
@@ -154,7 +188,7 @@ mod tests {
     #[test]
     fn names_and_numbers() {
         assert_eq!(Stage::Parse.number(), Some(1));
-        assert_eq!(Stage::Output.number(), Some(8));
+        assert_eq!(Stage::Output.number(), Some(9));
         assert_eq!(Stage::Done.number(), None);
         for s in Stage::ALL.iter().chain(&[Stage::Done, Stage::Replayed]) {
             assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());

@@ -30,6 +30,55 @@ pub struct ArgField {
     pub model_supplied: Option<&'static str>,
     /// The reason given with `#[tool(unbounded = "...")]`.
     pub unbounded: Option<&'static str>,
+    /// Its flow control declarations.
+    pub flow: FieldFlowSpec,
+}
+
+/// A field's flow control attributes, as `#[derive(ToolArgs)]` saw them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct FieldFlowSpec {
+    /// `#[tool(trusted_only)]`.
+    pub trusted_only: bool,
+    /// The reason given with `#[tool(accepts_untrusted = "...")]`.
+    pub accepts_untrusted: Option<&'static str>,
+    /// `#[tool(flows_from("tool:/pointer", ...))]`.
+    pub flows_from: &'static [&'static str],
+    /// `#[tool(url)]` or `#[tool(command)]`.
+    pub url_or_command: bool,
+}
+
+impl FieldFlowSpec {
+    #[doc(hidden)]
+    pub const NONE: FieldFlowSpec = FieldFlowSpec {
+        trusted_only: false,
+        accepts_untrusted: None,
+        flows_from: &[],
+        url_or_command: false,
+    };
+
+    #[doc(hidden)]
+    pub const fn __new(
+        trusted_only: bool,
+        accepts_untrusted: Option<&'static str>,
+        flows_from: &'static [&'static str],
+        url_or_command: bool,
+    ) -> Self {
+        FieldFlowSpec {
+            trusted_only,
+            accepts_untrusted,
+            flows_from,
+            url_or_command,
+        }
+    }
+
+    /// Whether the field declares anything.
+    pub const fn is_declared(&self) -> bool {
+        self.trusted_only
+            || self.accepts_untrusted.is_some()
+            || !self.flows_from.is_empty()
+            || self.url_or_command
+    }
 }
 
 impl ArgField {
@@ -47,7 +96,14 @@ impl ArgField {
             idempotency_key,
             model_supplied,
             unbounded,
+            flow: FieldFlowSpec::NONE,
         }
+    }
+
+    #[doc(hidden)]
+    pub const fn __flow(mut self, flow: FieldFlowSpec) -> Self {
+        self.flow = flow;
+        self
     }
 }
 

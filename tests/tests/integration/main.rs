@@ -9,6 +9,7 @@ mod executor;
 mod export;
 mod extractors;
 mod fast_path;
+mod flow;
 mod lock;
 mod pipeline;
 mod probe;

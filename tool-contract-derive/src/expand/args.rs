@@ -39,7 +39,26 @@ pub fn expand_args(s: &ArgsStruct) -> TokenStream {
         };
         let model_supplied = opt(&f.attr.model_supplied);
         let unbounded = opt(&f.attr.unbounded);
-        quote!(#krate::ArgField::__new(#rust, #wire, #key, #model_supplied, #unbounded))
+        let field =
+            quote!(#krate::ArgField::__new(#rust, #wire, #key, #model_supplied, #unbounded));
+        let a = &f.attr;
+        if a.trusted_only.is_none()
+            && a.accepts_untrusted.is_none()
+            && a.flows_from.is_none()
+            && a.url.is_none()
+        {
+            return field;
+        }
+        let trusted_only = a.trusted_only.is_some();
+        let accepts_untrusted = opt(&a.accepts_untrusted);
+        let sources = a.flows_from.iter().flatten();
+        let url = a.url.is_some();
+        quote!(#field.__flow(#krate::FieldFlowSpec::__new(
+            #trusted_only,
+            #accepts_untrusted,
+            &[#(#sources),*],
+            #url,
+        )))
     });
     let semantic = s.attr.semantic.as_ref().map(|path| {
         quote! {

@@ -92,6 +92,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
         }
     };
     let extractor_names = f.extractors.iter().map(|ty| extractor_name(ty));
+    let confidential = attr.confidential.iter().flatten();
     let provenance = match &attr.provenance {
         None => quote!(::core::option::Option::None),
         Some((source, revision)) => {
@@ -212,6 +213,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 policy_version: #policy_version,
                 extractors: &[#(#extractor_names),*],
                 provenance: #provenance,
+                confidential: &[#(#confidential),*],
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 crate_version: ::core::env!("CARGO_PKG_VERSION"),
                 git_revision: ::core::option_env!("TOOL_CONTRACT_GIT_REVISION"),

@@ -1,4 +1,4 @@
-//! Plain CallOrigin 2020-12: the canonical schemas, untouched, as the pipeline validates them.
+//! Plain Draft 2020-12: the canonical schemas, untouched, as the pipeline validates them.
 //!
 //! Each tool is `{name, version, description, input_schema, output_schema}`; nothing is
 //! dropped or renamed, so this is the export to diff, audit, or feed to a JSON Schema tool.

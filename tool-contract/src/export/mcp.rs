@@ -7,7 +7,7 @@
 //! | `name` | the stable name (`verb_object`, ≤ 64 chars by rule 7, so always inside MCP's 128) |
 //! | `title` | the name made readable: `search_documents` → `Search documents` |
 //! | `description` | the decision-oriented doc comment |
-//! | `inputSchema` | the canonical CallOrigin 2020-12 input schema, unchanged |
+//! | `inputSchema` | the canonical Draft 2020-12 input schema, unchanged |
 //! | `outputSchema` | the **envelope** schema (see below), not the bare output schema |
 //! | `annotations` | the four hints, all set, derived from the effect class (see [`annotations`]) |
 //! | `_meta` | [`META_VERSION`], [`META_FINGERPRINT`] and [`META_EFFECT`] |

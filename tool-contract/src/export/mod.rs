@@ -1,6 +1,6 @@
 //! Tool schemas for LLM prompts, one dialect per provider.
 //!
-//! A tool has **one canonical schema**, the contract's `input_schema` (CallOrigin 2020-12): the
+//! A tool has **one canonical schema**, the contract's `input_schema` (Draft 2020-12): the
 //! pipeline validates every proposal against it, whatever the model saw. What goes into a
 //! prompt is a **lossy prompt schema** per dialect: each provider accepts a different subset
 //! of JSON Schema, so keywords a provider would reject move into the description as text
@@ -80,7 +80,7 @@ pub use exporter::{Export, Exporter, Renamed};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Dialect {
-    /// Plain CallOrigin 2020-12: the canonical schemas, untouched.
+    /// Plain Draft 2020-12: the canonical schemas, untouched.
     JsonSchema,
     /// OpenAI Chat Completions function tools.
     OpenAi,

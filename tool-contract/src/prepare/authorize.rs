@@ -55,6 +55,7 @@ pub(crate) fn authorize(
         Ok(key) => Ok(AuthorizedCall {
             validated: call,
             key,
+            flow: None,
         }),
         Err(err) => {
             let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {

@@ -1,7 +1,7 @@
-//! Stage 5, approval: whether the call needs a human's approval (always for `approval`, by
-//! the arguments' condition for `approval = "conditional"`), and for a call that can run now,
-//! the budget reservation. A call that needs approval holds no budget: it reserves when a
-//! grant releases it.
+//! Stage 6, approval: whether the call needs a human's approval (always for `approval`, by
+//! the arguments' condition for `approval = "conditional"`, and whenever flow control escalated
+//! it), and for a call that can run now, the budget reservation. A call that needs approval
+//! holds no budget: it reserves when a grant releases it.
 
 use std::borrow::Cow;
 
@@ -9,6 +9,7 @@ use crate::approval::{ApprovalRequest, ApprovalSubject};
 use crate::call::{AuthorizedCall, PreparedCall, ValidatedCall};
 use crate::clock::micros;
 use crate::context::{CallMeta, ToolContext};
+use crate::flow::Verdict;
 use crate::idempotency::ClaimState;
 use crate::policy;
 use crate::refuse::{refuse, Rejection};
@@ -31,10 +32,15 @@ pub(crate) fn finish(
                 origin,
             },
         key,
+        flow,
     } = call;
     let contract = entry.contract;
+    let escalated = match flow.as_ref().map(|f| &f.verdict) {
+        Some(Verdict::Escalate(reasons)) => reasons.clone(),
+        _ => Vec::new(),
+    };
     let needs_approval = match entry.runner.needs_approval(&decoded, ctx) {
-        Ok(n) => n,
+        Ok(n) => n || !escalated.is_empty(),
         Err(err) => {
             return Err(refuse(
                 services,
@@ -72,6 +78,7 @@ pub(crate) fn finish(
         attempt: 1,
     };
     let call_ctx = ctx.for_call(meta, key);
+    let traced = flow.is_some();
     let subject = needs_approval.then(|| ApprovalSubject {
         tool: contract.name.clone(),
         tool_version: contract.version.clone(),
@@ -80,6 +87,8 @@ pub(crate) fn finish(
         arguments: args.get(&entry.plan).clone(),
         principal: ctx.principal().map(|p| p.as_str().to_owned()),
         tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
+        provenance: flow.map(|f| f.sources).unwrap_or_default(),
+        flow_reasons: escalated,
     });
     let call = PreparedCall {
         entry,
@@ -94,9 +103,14 @@ pub(crate) fn finish(
         } else {
             0
         },
-        gates: Gate::PREPARED,
+        gates: if traced {
+            Gate::PREPARED_TRACED
+        } else {
+            Gate::PREPARED
+        },
         record: origin.record,
         received_at_ms: origin.received_at_ms,
+        flow: origin.flow,
         claim: ClaimState::Pending,
     };
     Ok(match subject {

@@ -1,4 +1,4 @@
-//! `prepare`: stages 1 to 5 of a call, from the proposal text to a call that may run.
+//! `prepare`: stages 1 to 6 of a call, from the proposal text to a call that may run.
 //!
 //! | stage | module | refuses with |
 //! |---|---|---|
@@ -6,7 +6,8 @@
 //! | 2 lookup | [`crate::catalog`] | `UNKNOWN_TOOL`, `TOOL_VERSION_NOT_FOUND` |
 //! | 3 validate | [`validate`] | `INPUT_VALIDATION_FAILED` (repairable), `SEMANTIC_RULE_DENIED` |
 //! | 4 authorize | [`authorize`] | `UNAUTHORIZED`, the state gate's error, `DEADLINE_EXCEEDED`, `IDEMPOTENCY_KEY_*` |
-//! | 5 approval | [`finish`] | the budget's error; a call that needs approval is held, not refused |
+//! | 5 flow | [`flow`] | `UNTRUSTED_FLOW`, `CONFIDENTIAL_EGRESS` (only with a session) |
+//! | 6 approval | [`finish`] | the budget's error; a call that needs approval is held, not refused |
 //!
 //! Each stage takes the call the previous one returned ([`crate::call`]) and returns the next,
 //! so no stage can see a call an earlier one did not pass.
@@ -46,6 +47,7 @@ use crate::stage::Stage;
 
 pub(crate) mod authorize;
 pub(crate) mod finish;
+pub(crate) mod flow;
 pub(crate) mod validate;
 
 /// A proposal that passed every check.
@@ -78,7 +80,8 @@ impl Pipeline<'_> {
         };
         let validated = validate::checks(self.services, admitted, ctx)?;
         let authorized = authorize::authorize(self.services, validated, ctx)?;
-        finish::finish(self.services, authorized, ctx)
+        let traced = flow::flow(self.services, authorized, ctx)?;
+        finish::finish(self.services, traced, ctx)
     }
 
     /// Stages 2 to 5 from a parsed proposal.
@@ -89,7 +92,8 @@ impl Pipeline<'_> {
     ) -> Result<Prepared, Rejection> {
         let validated = self.validate(proposal, ctx)?;
         let authorized = authorize::authorize(self.services, validated, ctx)?;
-        finish::finish(self.services, authorized, ctx)
+        let traced = flow::flow(self.services, authorized, ctx)?;
+        finish::finish(self.services, traced, ctx)
     }
 
     /// Stages 2 and 3 from a parsed proposal (the full path).
@@ -131,6 +135,7 @@ impl Pipeline<'_> {
                 call_id: None,
             })),
             received_at_ms: self.services.received_at_ms(),
+            flow: None,
         };
         let issue = RepairIssue {
             path: String::new(),
@@ -153,12 +158,14 @@ impl Pipeline<'_> {
 
 /// `authorize` and `finish`, as the registry exposes them one stage at a time.
 impl Pipeline<'_> {
+    /// Stages 4 and 5: the trusted context's checks, then flow control.
     pub(crate) fn authorize(
         &self,
         call: ValidatedCall,
         ctx: &ToolContext,
     ) -> Result<AuthorizedCall, Rejection> {
-        authorize::authorize(self.services, call, ctx)
+        let authorized = authorize::authorize(self.services, call, ctx)?;
+        flow::flow(self.services, authorized, ctx)
     }
 
     pub(crate) fn finish(

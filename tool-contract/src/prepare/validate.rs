@@ -126,6 +126,7 @@ pub(crate) fn admit_fast(
         started,
         record,
         received_at_ms: services.received_at_ms(),
+        flow: None,
     };
     Some(Admitted {
         entry,
@@ -160,6 +161,7 @@ pub(crate) fn admit_full(
         started,
         record,
         received_at_ms: services.received_at_ms(),
+        flow: None,
     };
     let entry = match catalog.lookup(&proposal.name, ctx) {
         Ok(e) => Arc::clone(e),

@@ -12,6 +12,7 @@ use super::{Registry, Shared};
 use crate::approval::{ApprovalConfig, ApprovalKey};
 use crate::catalog::Catalog;
 use crate::clock::{millis, Clock};
+use crate::contract::ToolContract;
 use crate::effect::Access;
 use crate::entry::{Entry, Runner};
 use crate::export::{ExportError, Exporter};
@@ -64,6 +65,19 @@ pub enum RegistryError {
     /// A tool cannot be exported in a dialect the host required
     /// ([`RegistryBuilder::check_export`]).
     Export(ExportError),
+    /// A flow control declaration does not hold: a `flows_from` reference to an unknown tool,
+    /// to a pointer its output schema does not have, or of a type that cannot flow into the
+    /// field; or a confidential pointer the tool's own output does not have.
+    FlowReference {
+        /// The tool that declares it.
+        tool: String,
+        /// The field (or `(confidential)`).
+        field: String,
+        /// The reference as written.
+        reference: String,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
     /// The operating system's random generator failed, so no approval key (when the host set
     /// none) or unique ids could be made; the registry does not start on weaker ones.
     RandomUnavailable(RandomUnavailable),
@@ -97,6 +111,15 @@ impl fmt::Display for RegistryError {
             ),
             RegistryError::Export(e) => write!(f, "{e}"),
             RegistryError::RandomUnavailable(e) => write!(f, "{e}"),
+            RegistryError::FlowReference {
+                tool,
+                field,
+                reference,
+                reason,
+            } => write!(
+                f,
+                "`{tool}` field `{field}` declares flows_from(\"{reference}\"): {reason}"
+            ),
             RegistryError::Unbounded { tool, pointer, kind } => write!(
                 f,
                 "the input schema of `{tool}` has an unbounded {kind} at `{pointer}`: add `#[schemars(length(max = N))]` (or `inner(length(max = N))` for items) to the Rust type, or mark the top-level field `#[tool(unbounded = \"why\")]`"
@@ -123,6 +146,7 @@ pub struct RegistryBuilder {
     approval_ttl: Duration,
     clock: Option<Arc<dyn Clock>>,
     exports: Vec<Exporter>,
+    escalate_flows: Vec<String>,
 }
 
 impl Default for RegistryBuilder {
@@ -142,6 +166,7 @@ impl Default for RegistryBuilder {
             approval_ttl: crate::approval::DEFAULT_TTL,
             clock: None,
             exports: Vec::new(),
+            escalate_flows: Vec::new(),
         }
     }
 }
@@ -296,6 +321,15 @@ impl RegistryBuilder {
         self
     }
 
+    /// Flow control: for the tool named `tool`, a call that breaks its fields' flow policy is
+    /// sent for approval (with each argument's source in the subject) instead of refused.
+    /// Tools with an approval policy always escalate.
+    #[must_use]
+    pub fn escalate_flows(mut self, tool: impl Into<String>) -> Self {
+        self.escalate_flows.push(tool.into());
+        self
+    }
+
     /// Turns the nested-bounds lint off (rule 9 for nested types: every string and array in the
     /// input schema has an upper bound). On by default.
     #[must_use]
@@ -325,7 +359,8 @@ impl RegistryBuilder {
             if self.lint_bounds {
                 lint_bounds(contract, runner.fields())?;
             }
-            let entry = Entry::new(Arc::clone(&runner), version).map_err(|e| {
+            let escalate = self.escalate_flows.contains(&contract.name);
+            let entry = Entry::new(Arc::clone(&runner), version, escalate).map_err(|e| {
                 if e.backtracking {
                     RegistryError::BacktrackingPattern {
                         tool: contract.name.clone(),
@@ -343,6 +378,14 @@ impl RegistryBuilder {
             versions.push(Arc::new(entry));
             versions.sort_by(|a, b| b.version.cmp(&a.version));
         }
+        let contracts: Vec<&ToolContract> =
+            by_name.values().flatten().map(|e| e.contract).collect();
+        crate::flow::references::check(&contracts).map_err(|b| RegistryError::FlowReference {
+            tool: b.tool,
+            field: b.field,
+            reference: b.reference,
+            reason: b.reason,
+        })?;
         // One in-memory store serves both concerns unless the host chose others.
         let memory = Arc::new(MemoryStore::new());
         let services = Services::new(

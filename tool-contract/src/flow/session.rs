@@ -1,0 +1,554 @@
+//! The session record: what the user (or host) said, and every observation the model was given,
+//! indexed by value.
+
+use std::collections::hash_map::RandomState;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::trace::{atoms, normalize, MIN_TRACED_CHARS};
+
+/// How much a [`Session`] keeps, and so how much memory it can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionLimits {
+    /// Most observations kept (default 1,000).
+    pub max_observations: usize,
+    /// Most bytes of observed string values kept, over all observations (default 8 MiB).
+    pub max_observed_bytes: usize,
+    /// Most bytes of trusted intent kept (default 1 MiB).
+    pub max_intent_bytes: usize,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            max_observations: 1_000,
+            max_observed_bytes: 8 << 20,
+            max_intent_bytes: 1 << 20,
+        }
+    }
+}
+
+impl SessionLimits {
+    /// Sets the observation cap.
+    #[must_use]
+    pub fn max_observations(mut self, n: usize) -> Self {
+        self.max_observations = n;
+        self
+    }
+    /// Sets the cap on observed bytes.
+    #[must_use]
+    pub fn max_observed_bytes(mut self, n: usize) -> Self {
+        self.max_observed_bytes = n;
+        self
+    }
+    /// Sets the cap on trusted intent bytes.
+    #[must_use]
+    pub fn max_intent_bytes(mut self, n: usize) -> Self {
+        self.max_intent_bytes = n;
+        self
+    }
+}
+
+/// Where an observation came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservationSource {
+    /// The tool (or, for an external observation, the source the host names).
+    pub tool: String,
+    /// The tool's version, when it ran in this registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The call id the model saw.
+    pub call_id: String,
+}
+
+/// One observation as the session keeps it: its source, labels and string leaves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Observation {
+    source: ObservationSource,
+    /// JSON pointers (patterns allowed: `*` for any segment) of confidential values; `[""]` for
+    /// the whole output.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    confidential: Vec<String>,
+    /// `(pointer, value)` of every string leaf, normalized.
+    leaves: Vec<(String, String)>,
+}
+
+impl Observation {
+    fn bytes(&self) -> usize {
+        self.leaves
+            .iter()
+            .map(|(p, v)| p.len() + v.len())
+            .sum::<usize>()
+            + 64
+    }
+
+    fn is_confidential(&self, pointer: &str) -> bool {
+        self.confidential
+            .iter()
+            .any(|pattern| pattern.is_empty() || super::pointer_matches(pattern, pointer))
+    }
+}
+
+/// One place a value was seen: an observation (by sequence number) and its leaf.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    seq: u64,
+    leaf: u32,
+}
+
+/// What a traced value resolved to in the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Sighting {
+    pub(crate) source: ObservationSource,
+    pub(crate) pointer: String,
+    pub(crate) confidential: bool,
+}
+
+#[derive(Debug)]
+struct State {
+    limits: SessionLimits,
+    strict: bool,
+    /// The trusted intent, each normalized and lower-cased for containment.
+    intent: VecDeque<String>,
+    intent_bytes: usize,
+    observations: VecDeque<(u64, Observation)>,
+    observed_bytes: usize,
+    next_seq: u64,
+    /// Whether an observation was ever dropped for space.
+    evicted: bool,
+    /// Normalized values and atoms → where they were seen. Keys are keyed hashes: a collision can
+    /// only make a value look observed (a refusal, never an acceptance).
+    index: HashMap<u64, Vec<Seen>>,
+    keys: RandomState,
+    /// Index entries that point at dropped observations.
+    stale: usize,
+}
+
+/// The record of one conversation (or one MCP session) that flow control reads: the **trusted
+/// intent** (what the user or the host said, added by the host) and every **observation** the
+/// model was given (the tool, the call id, each string value with its JSON pointer, and its
+/// labels). Cheap to clone: clones share one record.
+///
+/// The registry reads it when it prepares a call ([`ToolContextBuilder::session`]
+/// (crate::ToolContextBuilder::session)) and records each tool result into it; observations
+/// from tools that do not run in the registry (another MCP server's tool, a retrieval step, a
+/// web fetch) are recorded with [`record_external`](Self::record_external), so the same policy
+/// guards what the model copies from them.
+///
+/// Memory is bounded ([`SessionLimits`]). Past a bound the **oldest observations are dropped**;
+/// a value from a dropped observation can no longer be traced, so from then on the session
+/// behaves as [strict](Self::strict): a write whose values are not all traced to the intent or
+/// to an allowlisted source needs approval. Past the intent bound the oldest intent is dropped
+/// (fewer values count as trusted, never more).
+///
+/// ```
+/// use tool_contract::flow::Session;
+///
+/// let session = Session::new();
+/// session.add_user_message("Reply to alice@example.com about the refund.");
+/// let json = session.to_json();
+/// let restored = Session::from_json(&json, Default::default()).unwrap();
+/// assert_eq!(restored.to_json(), json);
+/// ```
+#[derive(Clone)]
+pub struct Session {
+    state: Arc<Mutex<State>>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::with_limits(SessionLimits::default())
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.lock();
+        f.debug_struct("Session")
+            .field("intent", &s.intent.len())
+            .field("observations", &s.observations.len())
+            .field("strict", &s.strict)
+            .field("evicted", &s.evicted)
+            .finish()
+    }
+}
+
+impl Session {
+    /// An empty session with the default limits.
+    pub fn new() -> Self {
+        Session::default()
+    }
+
+    /// An empty session with `limits`.
+    pub fn with_limits(limits: SessionLimits) -> Self {
+        Session {
+            state: Arc::new(Mutex::new(State {
+                limits,
+                strict: false,
+                intent: VecDeque::new(),
+                intent_bytes: 0,
+                observations: VecDeque::new(),
+                observed_bytes: 0,
+                next_seq: 0,
+                evicted: false,
+                index: HashMap::new(),
+                keys: RandomState::new(),
+                stale: 0,
+            })),
+        }
+    }
+
+    /// Strict mode: once any observation entered the session, every write (and every external
+    /// read) needs approval unless each of its string values traces to the trusted intent or
+    /// to a source its field allowlists.
+    #[must_use]
+    pub fn strict(self, on: bool) -> Self {
+        self.lock().strict = on;
+        self
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while the lock was held leaves the record consistent (every update is a
+        // single push or pop), so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a message the user wrote (or a value the user picked in a UI): every value in it
+    /// counts as the user's own. Only the host adds intent, never from tool output.
+    pub fn add_user_message(&self, text: &str) {
+        self.lock().add_intent(text);
+    }
+
+    /// Adds one value the host or the user chose (a recipient picked from an address book, an
+    /// id from the URL the user opened).
+    pub fn add_trusted_value(&self, value: &str) {
+        self.lock().add_intent(value);
+    }
+
+    /// Records an observation of a tool that does not run in this registry: `data` is what the
+    /// model was given; `confidential` marks all of it confidential.
+    pub fn record_external(&self, source: &str, call_id: &str, data: &Value, confidential: bool) {
+        let source = ObservationSource {
+            tool: source.to_owned(),
+            version: None,
+            call_id: call_id.to_owned(),
+        };
+        let confidential = if confidential {
+            vec![String::new()]
+        } else {
+            Vec::new()
+        };
+        self.record(source, confidential, data);
+    }
+
+    /// Records what the model was given from a tool call.
+    pub(crate) fn record(
+        &self,
+        source: ObservationSource,
+        confidential: Vec<String>,
+        data: &Value,
+    ) {
+        let mut leaves = Vec::new();
+        collect_leaves(data, &mut String::new(), &mut leaves);
+        self.lock().push(Observation {
+            source,
+            confidential,
+            leaves,
+        });
+    }
+
+    /// Whether any observation entered the session (or was dropped from it).
+    pub fn has_observations(&self) -> bool {
+        let s = self.lock();
+        !s.observations.is_empty() || s.evicted
+    }
+
+    /// Whether the session is strict, by choice or because an observation had to be dropped.
+    pub fn is_strict(&self) -> bool {
+        let s = self.lock();
+        s.strict || s.evicted
+    }
+
+    /// How many observations are kept, and how many bytes of values they hold.
+    pub fn observed(&self) -> (usize, usize) {
+        let s = self.lock();
+        (s.observations.len(), s.observed_bytes)
+    }
+
+    /// Whether `value` (normalized) is part of the trusted intent.
+    pub(crate) fn in_intent(&self, value: &str) -> bool {
+        let s = self.lock();
+        let needle = normalize(value).to_lowercase();
+        !needle.is_empty() && s.intent.iter().any(|text| text.contains(&needle))
+    }
+
+    /// Where `value` was seen in observations: by its whole value (when long enough) and by
+    /// every atom in it.
+    pub(crate) fn sightings(&self, value: &str) -> Vec<Sighting> {
+        let s = self.lock();
+        if s.index.is_empty() {
+            return Vec::new();
+        }
+        let normalized = normalize(value);
+        let mut out = Vec::new();
+        if normalized.chars().count() >= MIN_TRACED_CHARS {
+            s.look_up(&normalized, &mut out);
+        }
+        atoms(&normalized, |atom| s.look_up(atom, &mut out));
+        out
+    }
+
+    /// The session as JSON, to persist between turns and restore with
+    /// [`from_json`](Self::from_json) in another process.
+    pub fn to_json(&self) -> String {
+        let s = self.lock();
+        let snapshot = Snapshot {
+            version: SNAPSHOT_VERSION,
+            strict: s.strict,
+            evicted: s.evicted,
+            intent: s.intent.iter().cloned().collect(),
+            observations: s.observations.iter().map(|(_, o)| o.clone()).collect(),
+        };
+        serde_json::to_string(&snapshot).unwrap_or_default()
+    }
+
+    /// A session restored from [`to_json`](Self::to_json) text under `limits`. A text that is
+    /// malformed, of another version, or larger than the limits allow is an error (nothing is
+    /// restored); a session you already hold is never touched.
+    pub fn from_json(text: &str, limits: SessionLimits) -> Result<Session, SessionError> {
+        let cap = limits
+            .max_observed_bytes
+            .saturating_mul(2)
+            .saturating_add(limits.max_intent_bytes.saturating_mul(2))
+            .saturating_add(limits.max_observations.saturating_mul(256))
+            .saturating_add(4096);
+        if text.len() > cap {
+            return Err(SessionError::TooLarge {
+                bytes: text.len(),
+                max_bytes: cap,
+            });
+        }
+        let snapshot: Snapshot =
+            serde_json::from_str(text).map_err(|e| SessionError::Malformed(e.to_string()))?;
+        if snapshot.version != SNAPSHOT_VERSION {
+            return Err(SessionError::UnsupportedVersion(snapshot.version));
+        }
+        if snapshot.observations.len() > limits.max_observations {
+            return Err(SessionError::TooLarge {
+                bytes: text.len(),
+                max_bytes: cap,
+            });
+        }
+        for o in &snapshot.observations {
+            for (pointer, _) in &o.leaves {
+                if !pointer.is_empty() && !pointer.starts_with('/') {
+                    return Err(SessionError::Malformed(format!(
+                        "`{pointer}` is not a JSON pointer"
+                    )));
+                }
+            }
+        }
+        let session = Session::with_limits(limits);
+        {
+            let mut s = session.lock();
+            s.strict = snapshot.strict;
+            s.evicted = snapshot.evicted;
+            for text in &snapshot.intent {
+                s.add_intent(text);
+            }
+            for o in snapshot.observations {
+                s.push(o);
+            }
+        }
+        Ok(session)
+    }
+}
+
+impl State {
+    fn key(&self, text: &str) -> u64 {
+        self.keys.hash_one(text)
+    }
+
+    fn add_intent(&mut self, text: &str) {
+        let text = normalize(text).to_lowercase();
+        if text.is_empty() {
+            return;
+        }
+        self.intent_bytes += text.len();
+        self.intent.push_back(text);
+        while self.intent_bytes > self.limits.max_intent_bytes {
+            match self.intent.pop_front() {
+                Some(dropped) => self.intent_bytes -= dropped.len(),
+                None => break,
+            }
+        }
+    }
+
+    fn push(&mut self, observation: Observation) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        for (i, (_, value)) in observation.leaves.iter().enumerate() {
+            let seen = Seen {
+                seq,
+                leaf: u32::try_from(i).unwrap_or(u32::MAX),
+            };
+            if value.chars().count() >= MIN_TRACED_CHARS {
+                let key = self.key(value);
+                self.index.entry(key).or_default().push(seen);
+            }
+            let mut keys = Vec::new();
+            atoms(value, |atom| keys.push(self.key(atom)));
+            keys.sort_unstable();
+            keys.dedup();
+            for key in keys {
+                self.index.entry(key).or_default().push(seen);
+            }
+        }
+        self.observed_bytes += observation.bytes();
+        self.observations.push_back((seq, observation));
+        while self.observations.len() > self.limits.max_observations
+            || self.observed_bytes > self.limits.max_observed_bytes
+        {
+            let Some((_, dropped)) = self.observations.pop_front() else {
+                break;
+            };
+            self.observed_bytes -= dropped.bytes();
+            self.stale += dropped.leaves.len();
+            self.evicted = true;
+        }
+        if self.stale > 1024 && self.stale > self.live_leaves() {
+            self.sweep();
+        }
+    }
+
+    fn live_leaves(&self) -> usize {
+        self.observations.iter().map(|(_, o)| o.leaves.len()).sum()
+    }
+
+    /// Drops index entries of dropped observations.
+    fn sweep(&mut self) {
+        let first = self
+            .observations
+            .front()
+            .map_or(self.next_seq, |(seq, _)| *seq);
+        self.index.retain(|_, seen| {
+            seen.retain(|s| s.seq >= first);
+            !seen.is_empty()
+        });
+        self.stale = 0;
+    }
+
+    fn look_up(&self, text: &str, out: &mut Vec<Sighting>) {
+        let Some(seen) = self.index.get(&self.key(text)) else {
+            return;
+        };
+        let first = self.observations.front().map_or(u64::MAX, |(seq, _)| *seq);
+        for s in seen {
+            if s.seq < first {
+                continue;
+            }
+            let Some((_, o)) = usize::try_from(s.seq - first)
+                .ok()
+                .and_then(|i| self.observations.get(i))
+            else {
+                continue;
+            };
+            let Some((pointer, _)) = o.leaves.get(s.leaf as usize) else {
+                continue;
+            };
+            let sighting = Sighting {
+                source: o.source.clone(),
+                pointer: pointer.clone(),
+                confidential: o.is_confidential(pointer),
+            };
+            if !out.contains(&sighting) {
+                out.push(sighting);
+            }
+        }
+    }
+}
+
+/// Every string leaf of `value` with its JSON pointer, normalized.
+fn collect_leaves(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::String(s) => {
+            let normalized = normalize(s);
+            if !normalized.is_empty() {
+                out.push((pointer.clone(), normalized.into_owned()));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&i.to_string());
+                collect_leaves(item, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        Value::Object(members) => {
+            for (k, v) in members {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                collect_leaves(v, pointer, out);
+                pointer.truncate(len);
+            }
+        }
+        // Numbers and booleans are not traced: a number copied from a document cannot be told
+        // from one the user gave.
+        _ => {}
+    }
+}
+
+const SNAPSHOT_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Snapshot {
+    version: u32,
+    strict: bool,
+    evicted: bool,
+    intent: Vec<String>,
+    observations: Vec<Observation>,
+}
+
+/// A session could not be restored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The text is larger than the limits allow.
+    TooLarge {
+        /// Its size.
+        bytes: usize,
+        /// The largest accepted.
+        max_bytes: usize,
+    },
+    /// The text is not a session record.
+    Malformed(String),
+    /// The record is of a version this crate does not read.
+    UnsupportedVersion(u32),
+}
+
+impl fmt::Display for SessionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SessionError::TooLarge { bytes, max_bytes } => write!(
+                f,
+                "the session record has {bytes} bytes, more than the {max_bytes} its limits allow"
+            ),
+            SessionError::Malformed(msg) => write!(f, "the session record is malformed: {msg}"),
+            SessionError::UnsupportedVersion(v) => {
+                write!(f, "the session record has version {v}; this crate reads version {SNAPSHOT_VERSION}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SessionError {}
