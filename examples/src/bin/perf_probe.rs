@@ -92,6 +92,28 @@ fn run_full(rt: &tokio::runtime::Runtime, reg: &Registry, ctx: &ToolContext, n: 
     })
 }
 
+/// A context whose session holds 50 observations of the workload's own output and a user
+/// message, as a conversation some turns in would.
+fn session_ctx(rt: &tokio::runtime::Runtime, reg: &Registry, store: &DocumentStore) -> ToolContext {
+    let session = tool_contract::flow::Session::with_limits(
+        tool_contract::flow::SessionLimits::default().max_observations(50),
+    );
+    session.add_user_message("What does the refund policy say about returns after 30 days?");
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("documents:search")
+        .state(store.clone())
+        .session(session)
+        .build();
+    rt.block_on(async {
+        for _ in 0..50 {
+            assert!(reg.handle(PROPOSAL, &ctx).await.ok);
+        }
+    });
+    ctx
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "full".into());
@@ -117,6 +139,9 @@ fn main() {
     let len = match which.as_str() {
         "floor" => run_floor(&rt, &store, n),
         "full" => run_full(&rt, &reg, &ctx, n),
+        // The same call with flow control: a session already holding 50 observations (each
+        // call records one more and the oldest is dropped, so it stays at 50).
+        "session" => run_full(&rt, &reg, &session_ctx(&rt, &reg, &store), n),
         // The observation the workload returns, as the model would see it.
         "show" => {
             let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));
@@ -139,7 +164,7 @@ fn main() {
             return;
         }
         other => {
-            eprintln!("usage: perf_probe floor|full|show|sizes [N]; unknown workload {other:?}");
+            eprintln!("usage: perf_probe floor|full|session|show|sizes [N]; unknown workload {other:?}");
             std::process::exit(2);
         }
     };
