@@ -61,6 +61,7 @@ pub mod contract;
 pub mod effect;
 pub mod envelope;
 pub mod error;
+pub mod evolve;
 pub mod execute;
 pub mod export;
 pub mod extract;
