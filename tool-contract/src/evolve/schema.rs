@@ -150,7 +150,21 @@ impl<'a> View<'a> {
             .kws
             .iter()
             .filter(|(k, _)| !ANNOTATIONS.contains(k) && *k != "default")
-            .map(|(k, n)| ((*k).to_owned(), n.value.clone()))
+            .map(|(k, n)| {
+                let value = match (*k, n.value) {
+                    ("type", Value::Array(types)) => {
+                        let mut types: Vec<Value> =
+                            types.iter().filter(|t| *t != "null").cloned().collect();
+                        if types.len() == 1 {
+                            types.remove(0)
+                        } else {
+                            Value::Array(types)
+                        }
+                    }
+                    (_, value) => value.clone(),
+                };
+                ((*k).to_owned(), value)
+            })
             .collect();
         Value::Object(map)
     }
@@ -171,7 +185,6 @@ struct Branch<'a> {
     key: String,
     label: String,
     node: Node<'a>,
-    shape: Value,
 }
 
 #[derive(Clone, Debug)]
@@ -184,6 +197,8 @@ struct Union<'a> {
 /// A schema in the one form both sides are compared in (see the module docs).
 #[derive(Clone, Debug)]
 struct Norm<'a> {
+    /// The schema as written, before `$ref`s and unions were followed.
+    site: Node<'a>,
     view: View<'a>,
     types: Option<(Vec<String>, String)>,
     nullable: Option<String>,
@@ -273,11 +288,19 @@ impl<'a> Cx<'a, '_> {
             );
             return;
         }
-        let old_view = self.view(old, Side::Old, 0);
-        let new_view = self.view(new, Side::New, 0);
-        let o = self.normalize(old_view, Side::Old, 0);
-        let n = self.normalize(new_view, Side::New, 0);
-        self.compare_norm(&o, &n, depth);
+        let schema = |v: &Value| v.is_object() || v.is_boolean();
+        if !schema(old.value) || !schema(new.value) {
+            if !same(old.value, new.value) {
+                let what = format!("{} is not a schema", show(new.value));
+                self.emit(&new.ptr, ChangeKind::NotUnderstood, Delta::Unknown, what);
+            }
+            return;
+        }
+        let old_view = self.view(old.clone(), Side::Old, 0);
+        let new_view = self.view(new.clone(), Side::New, 0);
+        let o = self.normalize(old, old_view, Side::Old, 0);
+        let n = self.normalize(new, new_view, Side::New, 0);
+        self.compare_norm(&o, &n, depth, false);
     }
 
     // ---- bringing a schema to one form ----
@@ -335,7 +358,7 @@ impl<'a> Cx<'a, '_> {
         view
     }
 
-    fn normalize(&self, mut view: View<'a>, side: Side, depth: usize) -> Norm<'a> {
+    fn normalize(&self, site: Node<'a>, mut view: View<'a>, side: Side, depth: usize) -> Norm<'a> {
         let mut nullable = None;
         let mut types = None;
         if let Some(node) = view.get("type").cloned() {
@@ -411,11 +434,12 @@ impl<'a> Cx<'a, '_> {
             if structural.len() == 1 && !had_values && depth < MAX_DEPTH {
                 // One branch left (`Option<T>` of a complex `T`): that branch is the schema,
                 // under the outer keywords (a field's description wins over its type's).
-                let (_, bview) = structural.remove(0);
+                let (branch, bview) = structural.remove(0);
                 for (key, node) in bview.kws {
                     view.put(key, node, true);
                 }
-                let mut inner = self.normalize(view, side, depth + 1);
+                // Matched against another side's union, the branch is what stands for it.
+                let mut inner = self.normalize(branch, view, side, depth + 1);
                 if inner.nullable.is_none() {
                     inner.nullable = nullable;
                 }
@@ -456,6 +480,7 @@ impl<'a> Cx<'a, '_> {
         }
 
         Norm {
+            site,
             view,
             types,
             nullable,
@@ -466,9 +491,12 @@ impl<'a> Cx<'a, '_> {
 
     // ---- comparing ----
 
-    fn compare_norm(&mut self, o: &Norm<'a>, n: &Norm<'a>, depth: usize) {
+    /// `skip_null`: nullability was compared by the caller (a plain schema matched against
+    /// the branches of a union, which never hold the union's `null`).
+    fn compare_norm(&mut self, o: &Norm<'a>, n: &Norm<'a>, depth: usize, skip_null: bool) {
         let here = n.view.ptr.clone();
         match (&o.nullable, &n.nullable) {
+            _ if skip_null => {}
             (None, Some(ptr)) => self.emit(
                 ptr,
                 ChangeKind::NullAllowed,
@@ -484,32 +512,25 @@ impl<'a> Cx<'a, '_> {
             _ => {}
         }
 
+        // A plain schema against a union: the plain one is a union of one branch, matched by
+        // its tag or shape.
+        // A side with a value set and no other branch is a union of none (its values are
+        // compared below).
         match (&o.union, &n.union) {
-            (Some(a), Some(b)) => self.compare_unions(a, b, depth),
+            (Some(a), Some(b)) => self.compare_unions(a, b, depth, false),
+            (None, Some(b)) if o.values.is_some() => {
+                self.compare_unions(&empty_union(b), b, depth, false)
+            }
+            (Some(a), None) if n.values.is_some() => {
+                self.compare_unions(a, &empty_union(a), depth, false)
+            }
             (None, Some(b)) => {
-                let plain = o.view.stripped();
-                let widened = b.branches.iter().any(|br| same(&br.shape, &plain));
-                if widened {
-                    let what =
-                        format!("alternatives added beside the old schema (`{}`)", b.keyword);
-                    self.emit(&b.ptr, ChangeKind::VariantAdded, Delta::Widen, what);
-                } else {
-                    let what = format!("the schema became a union (`{}`)", b.keyword);
-                    self.emit(&b.ptr, ChangeKind::NotUnderstood, Delta::Unknown, what);
-                }
-                return;
+                let a = self.single(&o.site, Side::Old, b.keyword);
+                return self.compare_unions(&a, b, depth, true);
             }
             (Some(a), None) => {
-                let plain = n.view.stripped();
-                let narrowed = a.branches.iter().any(|br| same(&br.shape, &plain));
-                if narrowed {
-                    let what = format!("a union (`{}`) became one of its alternatives", a.keyword);
-                    self.emit(&here, ChangeKind::VariantRemoved, Delta::Narrow, what);
-                } else {
-                    let what = format!("a union (`{}`) became another schema", a.keyword);
-                    self.emit(&here, ChangeKind::NotUnderstood, Delta::Unknown, what);
-                }
-                return;
+                let b = self.single(&n.site, Side::New, a.keyword);
+                return self.compare_unions(a, &b, depth, true);
             }
             (None, None) => {}
         }
@@ -522,10 +543,21 @@ impl<'a> Cx<'a, '_> {
         self.compare_keywords(o, n, depth);
     }
 
+    /// A plain schema as a union of one branch.
+    fn single(&self, site: &Node<'a>, side: Side, keyword: &'a str) -> Union<'a> {
+        let view = self.view(site.clone(), side, 0);
+        Union {
+            keyword,
+            ptr: site.ptr.clone(),
+            branches: keyed_branches(vec![(site.clone(), view)]),
+        }
+    }
+
     /// Compares `type`; returns whether the types no longer overlap (nothing else is compared).
     fn compare_types(&mut self, o: &Norm<'a>, n: &Norm<'a>) -> bool {
         let here = n.view.ptr.clone();
-        match (&o.types, &n.types) {
+        let (ot, nt) = (implied_types(o), implied_types(n));
+        match (&ot, &nt) {
             (None, None) => false,
             (None, Some((t, ptr))) => {
                 let what = format!("`type` restricted to {}", types_text(t));
@@ -608,7 +640,7 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    fn compare_unions(&mut self, a: &Union<'a>, b: &Union<'a>, depth: usize) {
+    fn compare_unions(&mut self, a: &Union<'a>, b: &Union<'a>, depth: usize, skip_null: bool) {
         if a.keyword != b.keyword {
             let what = format!("`{}` became `{}`", a.keyword, b.keyword);
             self.emit(&b.ptr, ChangeKind::NotUnderstood, Delta::Unknown, what);
@@ -617,7 +649,7 @@ impl<'a> Cx<'a, '_> {
         let mut added: Vec<&Branch<'a>> = Vec::new();
         for br in &b.branches {
             match a.branches.iter().find(|o| o.key == br.key) {
-                Some(old) => self.compare(old.node.clone(), br.node.clone(), depth + 1),
+                Some(old) => self.compare_branch(old, br, depth, skip_null),
                 None => added.push(br),
             }
         }
@@ -635,7 +667,7 @@ impl<'a> Cx<'a, '_> {
         );
         if !old_left.is_empty() && old_left.len() == new_left.len() {
             for (x, y) in old_left.iter().zip(&new_left) {
-                self.compare(x.node.clone(), y.node.clone(), depth + 1);
+                self.compare_branch(x, y, depth, skip_null);
             }
             added.retain(|br| !untagged(br));
             removed.retain(|br| !untagged(br));
@@ -648,6 +680,31 @@ impl<'a> Cx<'a, '_> {
             let what = format!("variant {} removed", old.label);
             self.emit(&b.ptr, ChangeKind::VariantRemoved, Delta::Narrow, what);
         }
+    }
+
+    fn compare_branch(
+        &mut self,
+        old: &Branch<'a>,
+        new: &Branch<'a>,
+        depth: usize,
+        skip_null: bool,
+    ) {
+        if !skip_null {
+            return self.compare(old.node.clone(), new.node.clone(), depth + 1);
+        }
+        if !self
+            .seen
+            .insert((old.node.ptr.clone(), new.node.ptr.clone()))
+        {
+            return;
+        }
+        let (ov, nv) = (
+            self.view(old.node.clone(), Side::Old, 0),
+            self.view(new.node.clone(), Side::New, 0),
+        );
+        let o = self.normalize(old.node.clone(), ov, Side::Old, 0);
+        let n = self.normalize(new.node.clone(), nv, Side::New, 0);
+        self.compare_norm(&o, &n, depth + 1, true);
     }
 
     fn compare_keywords(&mut self, o: &Norm<'a>, n: &Norm<'a>, depth: usize) {
@@ -1269,14 +1326,12 @@ fn keyed_branches<'a>(branches: Vec<(Node<'a>, View<'a>)>) -> Vec<Branch<'a>> {
                 key: format!("position:{n}"),
                 label: format!("alternative #{}", n + 1),
                 node,
-                shape,
             });
         } else {
             out.push(Branch {
                 key,
                 label,
                 node,
-                shape,
             });
         }
     }
@@ -1338,6 +1393,40 @@ fn verb(a: Option<&Node<'_>>, b: Option<&Node<'_>>) -> String {
 
 fn truthy(v: Option<&Value>) -> bool {
     matches!(v, Some(Value::Bool(true)))
+}
+
+fn empty_union<'a>(like: &Union<'a>) -> Union<'a> {
+    Union {
+        keyword: like.keyword,
+        ptr: like.ptr.clone(),
+        branches: Vec::new(),
+    }
+}
+
+/// The types a schema accepts: its `type`, or else the types of its values.
+fn implied_types(n: &Norm<'_>) -> Option<(Vec<String>, String)> {
+    if n.types.is_some() {
+        return n.types.clone();
+    }
+    let (items, ptr) = n.values.as_ref()?;
+    let mut types: Vec<String> = items
+        .iter()
+        .map(|i| {
+            match i.value {
+                Value::Bool(_) => "boolean",
+                Value::Number(x) if int(x).is_some() => "integer",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                Value::Array(_) => "array",
+                Value::Object(_) => "object",
+                Value::Null => "null",
+            }
+            .to_owned()
+        })
+        .collect();
+    types.sort();
+    types.dedup();
+    Some((types, ptr.clone()))
 }
 
 /// Whether `t` is among `types` (`integer` is a `number`).
