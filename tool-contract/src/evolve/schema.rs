@@ -1328,11 +1328,7 @@ fn keyed_branches<'a>(branches: Vec<(Node<'a>, View<'a>)>) -> Vec<Branch<'a>> {
                 node,
             });
         } else {
-            out.push(Branch {
-                key,
-                label,
-                node,
-            });
+            out.push(Branch { key, label, node });
         }
     }
     out
