@@ -2,7 +2,7 @@
 //! **major**, **major (security)**, **minor** or **patch**, with a reason a person can read.
 //!
 //! [`classify`] is a pure function over two contracts of the same tool, as JSON (a
-//! [`ToolContract`](crate::ToolContract) serialized, or a contract kept in a
+//! [`ToolContract`] serialized, or a contract kept in a
 //! [lock file](crate::lock)). The contract lock and the `tool-contract diff` command use it to
 //! tell whether a version bump is big enough.
 //!
@@ -122,13 +122,7 @@ impl fmt::Display for ChangeClass {
 macro_rules! change_kinds {
     ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
         /// What changed, as a stable `snake_case` code (the `change` column of
-        /// `tool-contract diff`).
-        ///
-        /// ```
-        /// use tool_contract::evolve::ChangeKind;
-        /// assert_eq!(ChangeKind::PropertyAdded.as_str(), "property_added");
-        /// assert_eq!(serde_json::to_value(ChangeKind::NotUnderstood).unwrap(), "not_understood");
-        /// ```
+        /// `tool-contract diff`, e.g. `property_added`).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[non_exhaustive]
         pub enum ChangeKind {
@@ -287,13 +281,8 @@ pub struct Change {
 }
 
 impl Change {
-    /// A change; the classifier builds these, tests and tools may too.
-    ///
-    /// ```
-    /// use tool_contract::evolve::{Change, ChangeClass, ChangeKind};
-    /// let c = Change::new("/effect", ChangeKind::EffectEscalated, ChangeClass::Security, "effect raised");
-    /// assert_eq!(c.to_string(), "major (security) /effect [effect_escalated]: effect raised");
-    /// ```
+    /// A change; the classifier builds these, tests and tools may too. It displays as
+    /// `major (security) /effect [effect_escalated]: <reason>`.
     pub fn new(
         pointer: impl Into<String>,
         kind: ChangeKind,
@@ -373,24 +362,6 @@ pub fn classify_with(old: &Value, new: &Value, rules: &Rules) -> Vec<Change> {
 }
 
 /// [`classify`] over two [`ToolContract`]s.
-///
-/// ```
-/// # use tool_contract::{tool, Tool, ToolArgs, ToolError};
-/// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
-/// # #[serde(deny_unknown_fields)]
-/// # struct PingArgs {}
-/// /// Checks that the service answers. Use it before other calls; it returns nothing else.
-/// #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
-/// async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
-///
-/// use tool_contract::evolve::{classify_contracts, ChangeClass, ChangeKind};
-/// let old = PingService::contract();
-/// let mut new = old.clone();
-/// new.effect = tool_contract::Effect::IrreversibleWrite;
-/// let changes = classify_contracts(old, &new);
-/// assert_eq!(changes[0].kind, ChangeKind::EffectEscalated);
-/// assert_eq!(changes[0].class, ChangeClass::Security);
-/// ```
 pub fn classify_contracts(old: &ToolContract, new: &ToolContract) -> Vec<Change> {
     let as_json = |c: &ToolContract| serde_json::to_value(c).unwrap_or(Value::Null);
     classify(&as_json(old), &as_json(new))
@@ -410,12 +381,6 @@ pub fn required_bump(changes: &[Change]) -> Option<Bump> {
 }
 
 /// The largest class among `changes`, or `None` when there is none.
-///
-/// ```
-/// use tool_contract::evolve::{largest_class, Change, ChangeClass, ChangeKind};
-/// let c = Change::new("/effect", ChangeKind::EffectEscalated, ChangeClass::Security, "raised");
-/// assert_eq!(largest_class(&[c]), Some(ChangeClass::Security));
-/// ```
 pub fn largest_class(changes: &[Change]) -> Option<ChangeClass> {
     changes.iter().map(|c| c.class).max()
 }

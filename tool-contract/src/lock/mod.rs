@@ -6,7 +6,8 @@
 //! policy version, provenance), and the [`canonical`](crate::canonical) digests of the
 //! contract, of each schema and of each policy part ([`PARTS`]). The implementation id (crate
 //! version and git revision) is not locked: it changes with every commit. Two locks compare
-//! without the code that produced them (`tool-contract diff OLD NEW`, see the README).
+//! without the code that produced them (the `tool-contract diff OLD NEW` command of the `cli`
+//! feature).
 //!
 //! Call [`assert_locked!`](crate::assert_locked) (or [`check`]) from a test:
 //!
@@ -62,10 +63,6 @@ pub use report::{ChangeRow, DiffReport, ToolRow};
 pub const ENV_VAR: &str = "TOOL_CONTRACT_LOCK";
 
 /// The lock format this version writes: 2 keeps whole contracts; 1 kept hashes only.
-///
-/// ```
-/// assert_eq!(tool_contract::lock::FORMAT, 2);
-/// ```
 pub const FORMAT: u32 = 2;
 
 /// The contract fields hashed one by one, as named in the contract's JSON. The implementation
@@ -175,14 +172,6 @@ pub struct LockedFingerprint {
 /// [`ChangeClass::Security`]) passes only with a note that says why that is acceptable.
 /// `TOOL_CONTRACT_LOCK=overwrite` writes the entry with an empty note and the changes to
 /// review; the check fails until someone fills the note in.
-///
-/// ```
-/// use tool_contract::lock::Review;
-/// let review: Review = serde_json::from_str(r#"{"note": ""}"#).unwrap();
-/// assert!(review.is_pending());
-/// let review: Review = serde_json::from_str(r#"{"note": "approved by security, ticket SEC-41"}"#).unwrap();
-/// assert!(!review.is_pending());
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Review {
