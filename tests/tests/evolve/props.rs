@@ -292,3 +292,41 @@ fn generated_contracts_are_valid_json_schemas() {
         }
     }
 }
+
+/// A schema nested far deeper than any type generates is compared up to a bound, and what lies
+/// beyond is reported as not understood: no stack overflow on a crafted lock.
+#[test]
+fn deeply_nested_schemas_end_in_not_understood() {
+    let nested = |leaf: Value| {
+        let mut schema = leaf;
+        for _ in 0..400 {
+            schema = json!({"type": "array", "items": schema});
+        }
+        schema
+    };
+    let old = crate::input(nested(json!({"type": "string"})));
+    let new = crate::input(nested(json!({"type": "integer"})));
+    let changes = classify(&old, &new);
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert!(changes[0]
+        .reason
+        .starts_with("not understood: the schema nests too deeply"));
+    assert_eq!(changes[0].class, ChangeClass::Major);
+}
+
+/// `$ref` cycles (a schema referring to itself or to its parent) end.
+#[test]
+fn ref_cycles_end() {
+    let old = crate::input(json!({
+        "type": "object",
+        "properties": {"next": {"$ref": "#"}, "a": {"$ref": "#/$defs/A"}},
+        "$defs": {"A": {"anyOf": [{"$ref": "#/$defs/B"}, {"type": "null"}]}, "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}},
+    }));
+    let mut new = old.clone();
+    new["input_schema"]["$defs"]["B"]["properties"]["b"] = json!({"type": "string"});
+    let changes = classify(&old, &new);
+    assert_eq!(changes.len(), 1, "{changes:#?}");
+    assert_eq!(changes[0].pointer, "/input_schema/$defs/B/properties/b");
+    assert_eq!(changes[0].class, ChangeClass::Minor);
+    assert!(classify(&old, &old).is_empty());
+}

@@ -443,6 +443,9 @@ impl<'a> Cx<'a, '_> {
                 if inner.nullable.is_none() {
                     inner.nullable = nullable;
                 }
+                if inner.types.is_none() {
+                    inner.types = types;
+                }
                 return inner;
             }
             if !structural.is_empty() {
@@ -697,6 +700,15 @@ impl<'a> Cx<'a, '_> {
             .insert((old.node.ptr.clone(), new.node.ptr.clone()))
         {
             return;
+        }
+        if depth > MAX_DEPTH {
+            let what = "the schema nests too deeply to compare";
+            return self.emit(
+                &new.node.ptr,
+                ChangeKind::NotUnderstood,
+                Delta::Unknown,
+                what,
+            );
         }
         let (ov, nv) = (
             self.view(old.node.clone(), Side::Old, 0),
