@@ -72,47 +72,48 @@
 #![warn(missing_docs)]
 
 // The vocabulary every stage shares.
-mod args;
-pub mod budget;
-mod call;
-pub mod canonical;
-pub mod clock;
-pub mod context;
-pub mod contract;
-pub mod effect;
-mod entry;
 pub mod error;
+pub mod effect;
+pub mod contract;
+pub mod context;
+pub mod budget;
 pub mod extract;
-mod json;
-mod random;
-mod refuse;
-pub mod schema;
-mod services;
+pub mod clock;
 pub mod stage;
+pub mod canonical;
+mod random;
+mod json;
+pub mod schema;
 mod tool;
 mod toolset;
+mod entry;
+mod args;
+mod services;
+mod call;
+mod refuse;
 
 // The pipeline, in call order.
-pub mod approval; // 6 approval requests and grants
-mod catalog; // 2 lookup
-pub mod envelope; // the observation
-mod execute; // 8 the handler
-pub mod flow; // 5 where each argument came from
+pub mod proposal; //    1 parse
+mod catalog; //         2 lookup
+mod prepare; //         3 validate, 4 authorize, 5 flow, 6 the approval decision
+pub mod repair; //      what the model is told when stage 3 refuses its arguments
+pub mod policy; //      4 the trusted context's checks
+pub mod flow; //        5 where each argument came from
+pub mod approval; //    6 approval requests and grants
 pub mod idempotency; // 7 keys and the exactly-once lifecycle
-mod output; // 9 the output contract
-pub mod policy; // 4 the trusted context's checks
-mod prepare; // 3 validate, 4 authorize, 5 flow, 6 the approval decision
-pub mod proposal; // 1 parse
-pub mod receipt; // what really ran
-pub mod registry;
-pub mod repair; // what the model is told when stage 3 refuses its arguments // the façade over the stages
+mod execute; //         8 the handler
+mod output; //          9 the output contract
+pub mod envelope; //    the observation
+pub mod receipt; //     what really ran
+pub mod registry; //    the façade over the stages
 
 // Around the pipeline.
+pub mod store;
 pub mod export;
 pub mod lock;
+pub mod evolve;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod store;
 
 #[doc(hidden)]
 #[allow(missing_docs)]

@@ -164,7 +164,9 @@ fn main() {
             return;
         }
         other => {
-            eprintln!("usage: perf_probe floor|full|session|show|sizes [N]; unknown workload {other:?}");
+            eprintln!(
+                "usage: perf_probe floor|full|session|show|sizes [N]; unknown workload {other:?}"
+            );
             std::process::exit(2);
         }
     };

@@ -1,12 +1,13 @@
-//! The contract lock: a checked-in `tools.lock.json` that catches a tool whose contract
-//! changed while its version did not: a new behaviour must come with a new version, so
-//! traces and replays can tell versions apart.
+//! The contract lock: a checked-in `tools.lock.json` that keeps every tool version's whole
+//! contract, so a change is caught, classified and held to a big enough version bump.
 //!
-//! The lock records, per tool name and version, the hashes of the input and output schemas,
-//! of the whole contract, and of each policy part (description, effect, authorization,
-//! approval, timeout, retry, idempotency, policy version), so a failure says *what* changed.
-//! The implementation id (crate version and git revision) is not locked: it changes with
-//! every commit.
+//! Each entry records a tool name and version, its contract as JSON (description, input and
+//! output schemas, error model, effect, authorization, approval, timeout, retry, idempotency,
+//! policy version, provenance), and the [`canonical`](crate::canonical) digests of the
+//! contract, of each schema and of each policy part ([`PARTS`]). The implementation id (crate
+//! version and git revision) is not locked: it changes with every commit. Two locks compare
+//! without the code that produced them (the `tool-contract diff OLD NEW` command of the `cli`
+//! feature).
 //!
 //! Call [`assert_locked!`](crate::assert_locked) (or [`check`]) from a test:
 //!
@@ -19,22 +20,40 @@
 //! }
 //! ```
 //!
-//! - A tool whose schema or policy changed with the same version fails, naming the tool and
-//!   the changed parts: bump its version.
-//! - A tool with a newer version than the lock passes, with a note to record it.
-//! - A tool missing from the lock, or a locked tool gone from the registry, fails.
+//! Every change is classified by [`evolve`](crate::evolve) as major, major (security), minor or
+//! patch, and:
+//! - a tool whose contract changed with the same version fails, naming each change, its
+//!   class, the bump it needs and the smallest version that passes;
+//! - a newer version passes when its bump covers the changes (with a note to record it), and
+//!   fails when it is too small (a patch bump for a new required property);
+//! - a security change (effect escalated, approval weakened, a capability dropped, ...) needs
+//!   a major bump **and** a reviewer's note in the new version's lock entry (`review.note`);
+//! - a tool missing from the lock, a locked tool gone from the registry, or one version of a
+//!   tool gone while others remain, fails until the lock is rewritten;
 //! - `TOOL_CONTRACT_LOCK=overwrite cargo test` rewrites the lock from the registry (like
-//!   `TRYBUILD=overwrite`); review the diff and commit it with the version bumps.
+//!   `TRYBUILD=overwrite`), keeping reviewers' notes and adding an empty one where a security
+//!   change needs it; review the diff and commit it with the version bumps.
+//!
+//! A lock written before whole contracts were kept (format 1, hashes only) is still read: a
+//! change is then found by its hash but cannot be classified, and the check asks for the
+//! lock to be rewritten, which upgrades it.
+
+mod compare;
+mod finding;
+mod report;
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::evolve::{ChangeClass, Rules};
 use crate::schema::schema_hash;
 use crate::{Registry, ToolContract};
+
+pub use finding::{Finding, LockError, LockReport};
+pub use report::{ChangeRow, DiffReport, ToolRow};
 
 /// The environment variable that switches [`check`] to rewriting the lock.
 ///
@@ -42,6 +61,9 @@ use crate::{Registry, ToolContract};
 /// assert_eq!(tool_contract::lock::ENV_VAR, "TOOL_CONTRACT_LOCK");
 /// ```
 pub const ENV_VAR: &str = "TOOL_CONTRACT_LOCK";
+
+/// The lock format this version writes: 2 keeps whole contracts; 1 kept hashes only.
+pub const FORMAT: u32 = 2;
 
 /// The contract fields hashed one by one, as named in the contract's JSON. The implementation
 /// id is not among them, nor anywhere in the lock.
@@ -74,11 +96,12 @@ pub const PARTS: &[&str] = &[
 /// let lock = tool_contract::lock::Lock::from_contracts([PingService::contract()]);
 /// assert_eq!(lock.tools[0].name, "ping_service");
 /// assert!(lock.tools[0].fingerprint.parts["timeout_ms"].starts_with("sha256:"));
+/// assert_eq!(lock.tools[0].contract.as_ref().unwrap()["timeout_ms"], 100);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Lock {
-    /// The lock format, 1.
+    /// The lock format: [`FORMAT`] for locks this version writes, 1 for hash-only locks.
     pub format: u32,
     /// One entry per tool name and version, sorted.
     pub tools: Vec<LockEntry>,
@@ -96,6 +119,7 @@ pub struct Lock {
 /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
 /// let entry = tool_contract::lock::LockEntry::of(PingService::contract());
 /// assert_eq!((entry.name.as_str(), entry.version.as_str()), ("ping_service", "1.0.0"));
+/// assert!(entry.review.is_none());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -106,6 +130,12 @@ pub struct LockEntry {
     pub version: String,
     /// What must not change without a version bump.
     pub fingerprint: LockedFingerprint,
+    /// A reviewer's note on this version's security changes, when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
+    /// The whole contract as JSON, without its fingerprint (absent in format-1 locks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract: Option<Value>,
 }
 
 /// The hashes of a locked tool version (all [`canonical`](crate::canonical) digests).
@@ -120,6 +150,7 @@ pub struct LockEntry {
 /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
 /// let fp = tool_contract::lock::LockEntry::of(PingService::contract()).fingerprint;
 /// assert_eq!(fp.input_schema_sha256, PingService::contract().fingerprint.input_schema_sha256);
+/// assert_eq!(fp.contract_sha256, PingService::contract().fingerprint.contract_sha256);
 /// assert_eq!(fp.parts.len(), tool_contract::lock::PARTS.len());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,65 +166,108 @@ pub struct LockedFingerprint {
     pub parts: BTreeMap<String, String>,
 }
 
+/// A reviewer's note on a version's security changes (`review` in a lock entry).
+///
+/// A version whose contract became more dangerous than the one before it (see
+/// [`ChangeClass::Security`]) passes only with a note that says why that is acceptable.
+/// `TOOL_CONTRACT_LOCK=overwrite` writes the entry with an empty note and the changes to
+/// review; the check fails until someone fills the note in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Review {
+    /// Why the security changes are acceptable, and who says so. Empty: not reviewed yet.
+    pub note: String,
+    /// The security changes under review, as readable lines (written by the rewrite).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+}
+
+impl Review {
+    /// Whether the note is still to be written (empty or blank).
+    pub fn is_pending(&self) -> bool {
+        self.note.trim().is_empty()
+    }
+}
+
 impl LockEntry {
     /// The entry of `contract` as it is now (see [`LockEntry`] for an example).
     pub fn of(contract: &ToolContract) -> Self {
-        let json = serde_json::to_value(contract).unwrap_or_default();
-        let parts = PARTS
-            .iter()
-            .map(|p| {
-                (
-                    (*p).to_owned(),
-                    crate::canonical::sha256(json.get(*p).unwrap_or(&Value::Null)),
-                )
-            })
-            .collect();
-        LockEntry {
-            name: contract.name.clone(),
-            version: contract.version.clone(),
-            fingerprint: LockedFingerprint {
-                input_schema_sha256: schema_hash(&contract.input_schema),
-                output_schema_sha256: schema_hash(&contract.output_schema),
-                contract_sha256: crate::__private::contract_hash(contract),
-                parts,
-            },
-        }
+        let value = serde_json::to_value(contract).unwrap_or_default();
+        let mut entry = LockEntry::from_value(value);
+        // The typed contract knows its name and version even if its JSON were odd.
+        entry.name.clone_from(&contract.name);
+        entry.version.clone_from(&contract.version);
+        entry
     }
 
-    /// The parts that differ from `old`: `input_schema`, `output_schema`, entries of
-    /// [`PARTS`], or `other contract fields` when only the whole-contract hash moved.
-    fn changes(&self, old: &LockEntry) -> Vec<String> {
-        let same_version = self.version == old.version;
-        let (new, old) = (&self.fingerprint, &old.fingerprint);
-        let mut out = Vec::new();
-        if new.input_schema_sha256 != old.input_schema_sha256 {
-            out.push("input_schema".to_owned());
+    /// The entry of a contract given as JSON, as `--contracts` prints it or a lock keeps it;
+    /// `None` when it has no string `name` and `version`.
+    ///
+    /// Fields this version of the crate does not know are kept, hashed and compared (as
+    /// changes the classifier does not understand).
+    ///
+    /// ```
+    /// let contract = serde_json::json!({
+    ///     "name": "ping_service", "version": "1.0.0", "effect": "pure_read",
+    ///     "fingerprint": {"implementation": "my-crate@0.3.0"},
+    /// });
+    /// let entry = tool_contract::lock::LockEntry::from_contract(contract).unwrap();
+    /// assert_eq!(entry.version, "1.0.0");
+    /// assert!(entry.contract.unwrap().get("fingerprint").is_none(), "the fingerprint is not kept");
+    /// assert!(tool_contract::lock::LockEntry::from_contract(serde_json::json!([1])).is_none());
+    /// ```
+    pub fn from_contract(contract: Value) -> Option<Self> {
+        let name = contract.get("name")?.as_str()?;
+        let version = contract.get("version")?.as_str()?;
+        if !contract.is_object() {
+            return None;
         }
-        if new.output_schema_sha256 != old.output_schema_sha256 {
-            out.push("output_schema".to_owned());
+        let (name, version) = (name.to_owned(), version.to_owned());
+        let mut entry = LockEntry::from_value(contract);
+        entry.name = name;
+        entry.version = version;
+        Some(entry)
+    }
+
+    fn from_value(mut contract: Value) -> Self {
+        if let Some(map) = contract.as_object_mut() {
+            map.remove("fingerprint");
         }
-        for part in PARTS {
-            if new.parts.get(*part) != old.parts.get(*part) {
-                out.push((*part).to_owned());
-            }
+        let text = |key: &str| {
+            contract
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        LockEntry {
+            name: text("name"),
+            version: text("version"),
+            fingerprint: fingerprint_of(&contract),
+            review: None,
+            contract: Some(contract),
         }
-        // The contract hash covers the version (through the schemas' `$id`), so it only
-        // speaks when the versions are equal.
-        if out.is_empty() && new.contract_sha256 != old.contract_sha256 && same_version {
-            out.push("other contract fields (error model, provenance)".to_owned());
-        }
-        out
+    }
+}
+
+/// The hashes of a contract kept in a lock (without its fingerprint).
+fn fingerprint_of(contract: &Value) -> LockedFingerprint {
+    let field = |key: &str| contract.get(key).unwrap_or(&Value::Null);
+    LockedFingerprint {
+        input_schema_sha256: schema_hash(field("input_schema")),
+        output_schema_sha256: schema_hash(field("output_schema")),
+        contract_sha256: crate::canonical::sha256(contract),
+        parts: PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), crate::canonical::sha256(field(p))))
+            .collect(),
     }
 }
 
 impl Lock {
     /// The lock of `contracts`, sorted by name then version (see [`Lock`] for an example).
     pub fn from_contracts<'a>(contracts: impl IntoIterator<Item = &'a ToolContract>) -> Self {
-        let mut tools: Vec<LockEntry> = contracts.into_iter().map(LockEntry::of).collect();
-        tools.sort_by(|a, b| {
-            (&a.name, version_key(&a.version)).cmp(&(&b.name, version_key(&b.version)))
-        });
-        Lock { format: 1, tools }
+        Self::from_entries(contracts.into_iter().map(LockEntry::of).collect())
     }
 
     /// The lock of every tool version in `registry`.
@@ -208,14 +282,69 @@ impl Lock {
     /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
     /// let registry = Registry::builder().tool(PingService).build().unwrap();
     /// let lock = tool_contract::lock::Lock::from_registry(&registry);
-    /// assert_eq!(lock.format, 1);
+    /// assert_eq!(lock.format, tool_contract::lock::FORMAT);
     /// assert_eq!(lock.tools.len(), 1);
     /// ```
     pub fn from_registry(registry: &Registry) -> Self {
         Self::from_contracts(registry.contracts())
     }
 
-    /// Reads a lock file.
+    fn from_entries(mut tools: Vec<LockEntry>) -> Self {
+        tools.sort_by(|a, b| {
+            (&a.name, version_key(&a.version)).cmp(&(&b.name, version_key(&b.version)))
+        });
+        Lock {
+            format: FORMAT,
+            tools,
+        }
+    }
+
+    /// Reads a lock from JSON text: a lock file (format 1 or 2), or a JSON array of contracts
+    /// as a registry's contracts serialize (the examples' `demo --contracts`).
+    ///
+    /// A format-2 entry whose contract does not match its recorded hashes is refused: the
+    /// lock was edited by hand, and what it says cannot be trusted.
+    ///
+    /// ```
+    /// use tool_contract::lock::Lock;
+    /// let contracts = r#"[{"name": "ping_service", "version": "1.0.0", "effect": "pure_read"}]"#;
+    /// let lock = Lock::from_json(contracts).unwrap();
+    /// assert_eq!(lock.tools[0].name, "ping_service");
+    ///
+    /// let err = Lock::from_json(r#"{"format": 9, "tools": []}"#).unwrap_err();
+    /// assert!(err.contains("format 9"), "{err}");
+    /// ```
+    pub fn from_json(text: &str) -> Result<Lock, String> {
+        let value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if let Value::Array(contracts) = value {
+            let mut entries = Vec::with_capacity(contracts.len());
+            for (i, contract) in contracts.into_iter().enumerate() {
+                let entry = LockEntry::from_contract(contract).ok_or_else(|| {
+                    format!("contract #{i} is not a tool contract (it needs a string `name` and `version`)")
+                })?;
+                entries.push(entry);
+            }
+            return Ok(Self::from_entries(entries));
+        }
+        let format = value
+            .get("format")
+            .and_then(Value::as_u64)
+            .ok_or("no `format` number: this is neither a contract lock nor a list of contracts")?;
+        if format == 0 || format > u64::from(FORMAT) {
+            return Err(format!(
+                "format {format} is not one this version of tool-contract reads (1 to {FORMAT}); upgrade tool-contract"
+            ));
+        }
+        let lock: Lock = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        if lock.format >= 2 {
+            for entry in &lock.tools {
+                verify(entry)?;
+            }
+        }
+        Ok(lock)
+    }
+
+    /// Reads a lock file (see [`Lock::from_json`]).
     ///
     /// ```
     /// # use tool_contract::lock::{Lock, LockError};
@@ -227,9 +356,9 @@ impl Lock {
             path: path.to_owned(),
             message: e.to_string(),
         })?;
-        serde_json::from_str(&text).map_err(|e| LockError::Parse {
+        Lock::from_json(&text).map_err(|message| LockError::Parse {
             path: path.to_owned(),
-            message: e.to_string(),
+            message,
         })
     }
 
@@ -258,10 +387,12 @@ impl Lock {
         })
     }
 
-    /// What differs between this (the locked state) and `current`.
+    /// What differs between this lock (the old state) and `current`, with the default
+    /// [`Rules`]; see [`Finding`] for what each difference means.
     ///
     /// ```
     /// # use tool_contract::lock::{Finding, Lock};
+    /// # use tool_contract::evolve::{Bump, ChangeKind};
     /// # use tool_contract::{tool, Tool, ToolArgs, ToolError, Registry};
     /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
     /// # #[serde(deny_unknown_fields)]
@@ -271,211 +402,56 @@ impl Lock {
     /// # async fn ping_service(args: PingArgs) -> Result<bool, ToolError> { Ok(true) }
     /// let locked = Lock::from_contracts([PingService::contract()]);
     /// let mut changed = PingService::contract().clone();
-    /// changed.effect = tool_contract::Effect::ExternalRead;
+    /// changed.timeout_ms = 50;
     /// let findings = locked.compare(&Lock::from_contracts([&changed]));
-    /// assert!(matches!(&findings[..], [Finding::Changed { parts, .. }] if parts == &["effect"]));
+    /// let [Finding::Changed { changes, required, smallest, .. }] = &findings[..] else { panic!() };
+    /// assert_eq!(changes[0].kind, ChangeKind::TimeoutLowered);
+    /// assert_eq!((*required, smallest.as_deref()), (Bump::Major, Some("2.0.0")));
     /// ```
     pub fn compare(&self, current: &Lock) -> Vec<Finding> {
-        let mut findings = Vec::new();
-        for now in &current.tools {
-            let same_name: Vec<&LockEntry> =
-                self.tools.iter().filter(|e| e.name == now.name).collect();
-            if let Some(old) = same_name.iter().find(|e| e.version == now.version) {
-                let parts = now.changes(old);
-                if !parts.is_empty() {
-                    findings.push(Finding::Changed {
-                        tool: now.name.clone(),
-                        version: now.version.clone(),
-                        parts,
-                    });
-                }
-                continue;
-            }
-            let newest = same_name.iter().max_by_key(|e| version_key(&e.version));
-            match newest {
-                Some(old) if version_key(&now.version) > version_key(&old.version) => {
-                    findings.push(Finding::Bumped {
-                        tool: now.name.clone(),
-                        from: old.version.clone(),
-                        to: now.version.clone(),
-                        parts: now.changes(old),
-                    });
-                }
-                Some(old) => findings.push(Finding::NotNewer {
-                    tool: now.name.clone(),
-                    version: now.version.clone(),
-                    locked: old.version.clone(),
-                }),
-                None => findings.push(Finding::New {
-                    tool: now.name.clone(),
-                    version: now.version.clone(),
-                }),
-            }
-        }
-        for old in &self.tools {
-            if !current.tools.iter().any(|e| e.name == old.name) {
-                findings.push(Finding::Removed {
-                    tool: old.name.clone(),
-                    version: old.version.clone(),
-                });
-            }
-        }
-        findings
+        compare::compare(self, current, &Rules::default())
     }
+
+    /// [`Lock::compare`] with explicit [`Rules`].
+    pub fn compare_with(&self, current: &Lock, rules: &Rules) -> Vec<Finding> {
+        compare::compare(self, current, rules)
+    }
+
+    /// Entries whose reviewer's note is still to be written.
+    fn pending_reviews(&self) -> Vec<Finding> {
+        self.tools
+            .iter()
+            .filter_map(|e| {
+                let review = e.review.as_ref().filter(|r| r.is_pending())?;
+                Some(Finding::ReviewPending {
+                    tool: e.name.clone(),
+                    version: e.version.clone(),
+                    changes: review.changes.clone(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// A format-2 entry's contract must match its hashes, name and version.
+fn verify(entry: &LockEntry) -> Result<(), String> {
+    let who = format!("`{}` {}", entry.name, entry.version);
+    let Some(contract) = &entry.contract else {
+        return Err(format!("{who}: the entry has no `contract`"));
+    };
+    let named = contract.get("name").and_then(Value::as_str) == Some(entry.name.as_str())
+        && contract.get("version").and_then(Value::as_str) == Some(entry.version.as_str());
+    if !named || fingerprint_of(contract) != entry.fingerprint {
+        return Err(format!(
+            "{who}: the kept contract does not match the entry's name, version or hashes (was the lock edited by hand?)"
+        ));
+    }
+    Ok(())
 }
 
 /// Semver order where the version parses, string order otherwise.
 fn version_key(v: &str) -> (Option<semver::Version>, &str) {
     (semver::Version::parse(v).ok(), v)
-}
-
-/// One difference between the lock and the registry.
-///
-/// ```
-/// use tool_contract::lock::Finding;
-/// let f = Finding::New { tool: "ping_service".into(), version: "1.0.0".into() };
-/// assert!(f.is_failure());
-/// assert_eq!(f.to_string(), "`ping_service` 1.0.0: not in the lock; run with TOOL_CONTRACT_LOCK=overwrite to record it");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Finding {
-    /// The contract changed but the version did not: a failure.
-    Changed {
-        /// Tool name.
-        tool: String,
-        /// The unchanged version.
-        version: String,
-        /// What changed, e.g. `["timeout_ms"]`.
-        parts: Vec<String>,
-    },
-    /// The tool is not in the lock: a failure until the lock is rewritten.
-    New {
-        /// Tool name.
-        tool: String,
-        /// Its version.
-        version: String,
-    },
-    /// The tool's version is not in the lock and not newer than the locked one: a failure.
-    NotNewer {
-        /// Tool name.
-        tool: String,
-        /// Its version.
-        version: String,
-        /// The newest locked version.
-        locked: String,
-    },
-    /// A locked tool is gone from the registry: a failure until the lock is rewritten.
-    Removed {
-        /// Tool name.
-        tool: String,
-        /// The locked version.
-        version: String,
-    },
-    /// The version was bumped: passes; the lock should be rewritten to record it.
-    Bumped {
-        /// Tool name.
-        tool: String,
-        /// The locked version.
-        from: String,
-        /// The registry's version.
-        to: String,
-        /// What changed since the locked version.
-        parts: Vec<String>,
-    },
-}
-
-impl Finding {
-    /// Whether this finding fails the check: all but [`Finding::Bumped`].
-    ///
-    /// ```
-    /// use tool_contract::lock::Finding;
-    /// let bumped = Finding::Bumped { tool: "t".into(), from: "1.0.0".into(), to: "1.1.0".into(), parts: vec![] };
-    /// assert!(!bumped.is_failure());
-    /// ```
-    pub fn is_failure(&self) -> bool {
-        !matches!(self, Finding::Bumped { .. })
-    }
-}
-
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Finding::Changed { tool, version, parts } => write!(
-                f,
-                "`{tool}` {version}: {} changed but the version did not; bump the version, then rerun with {ENV_VAR}=overwrite",
-                parts.join(", ")
-            ),
-            Finding::New { tool, version } => write!(
-                f,
-                "`{tool}` {version}: not in the lock; run with {ENV_VAR}=overwrite to record it"
-            ),
-            Finding::NotNewer { tool, version, locked } => write!(
-                f,
-                "`{tool}` {version}: not in the lock, and not newer than the locked {locked}; use a higher version"
-            ),
-            Finding::Removed { tool, version } => write!(
-                f,
-                "`{tool}` {version}: in the lock but no longer in the registry; run with {ENV_VAR}=overwrite if removing it is intended"
-            ),
-            Finding::Bumped { tool, from, to, parts } => {
-                write!(f, "`{tool}` {from} -> {to}")?;
-                if !parts.is_empty() {
-                    write!(f, " ({} changed)", parts.join(", "))?;
-                }
-                write!(f, ": version bumped; run with {ENV_VAR}=overwrite to record it")
-            }
-        }
-    }
-}
-
-/// What [`check`] found; its `Display` is the readable report.
-///
-/// ```no_run
-/// use tool_contract::lock::LockReport;
-/// # let report: LockReport = unimplemented!();
-/// if !report.is_ok() {
-///     panic!("{report}");
-/// }
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct LockReport {
-    /// The lock file.
-    pub path: PathBuf,
-    /// Every difference, failures and notes.
-    pub findings: Vec<Finding>,
-    /// Whether the lock file was rewritten.
-    pub rewritten: bool,
-}
-
-impl LockReport {
-    /// Whether no finding fails the check (always true once the lock was rewritten); see
-    /// [`check_contracts`] for an example.
-    pub fn is_ok(&self) -> bool {
-        self.rewritten || !self.findings.iter().any(Finding::is_failure)
-    }
-}
-
-impl fmt::Display for LockReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.path.display();
-        if self.rewritten {
-            write!(
-                f,
-                "{path} rewritten ({} differences recorded)",
-                self.findings.len()
-            )?;
-        } else if self.is_ok() {
-            write!(f, "{path} matches the registry")?;
-        } else {
-            write!(f, "{path} does not match the registry:")?;
-        }
-        for finding in &self.findings {
-            write!(f, "\n  - {finding}")?;
-        }
-        Ok(())
-    }
 }
 
 /// Whether [`check`] compares or rewrites.
@@ -513,62 +489,6 @@ impl Mode {
         }
     }
 }
-
-/// Why the lock check failed.
-///
-/// ```
-/// use tool_contract::lock::LockError;
-/// let err = LockError::BadEnv { value: "1".into() };
-/// assert_eq!(err.to_string(), "TOOL_CONTRACT_LOCK=\"1\" is not understood; use TOOL_CONTRACT_LOCK=overwrite or unset it");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LockError {
-    /// The registry does not match the lock.
-    Mismatch(LockReport),
-    /// The lock file is missing or cannot be written.
-    Io {
-        /// The lock file.
-        path: PathBuf,
-        /// The OS error.
-        message: String,
-    },
-    /// The lock file is not a lock.
-    Parse {
-        /// The lock file.
-        path: PathBuf,
-        /// The parser's message.
-        message: String,
-    },
-    /// `TOOL_CONTRACT_LOCK` has a value other than `overwrite`.
-    BadEnv {
-        /// The value.
-        value: String,
-    },
-}
-
-impl fmt::Display for LockError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LockError::Mismatch(report) => report.fmt(f),
-            LockError::Io { path, message } => write!(
-                f,
-                "cannot read or write the contract lock {}: {message}; run with {ENV_VAR}=overwrite to create it",
-                path.display()
-            ),
-            LockError::Parse { path, message } => write!(
-                f,
-                "{} is not a contract lock ({message}); rerun with {ENV_VAR}=overwrite to regenerate it",
-                path.display()
-            ),
-            LockError::BadEnv { value } => {
-                write!(f, "{ENV_VAR}={value:?} is not understood; use {ENV_VAR}=overwrite or unset it")
-            }
-        }
-    }
-}
-
-impl std::error::Error for LockError {}
 
 /// Checks every tool version of `registry` against the lock at `path`, or rewrites the lock
 /// when `TOOL_CONTRACT_LOCK=overwrite`.
@@ -614,7 +534,12 @@ pub fn check(registry: &Registry, path: impl AsRef<Path>) -> Result<LockReport, 
 /// let Err(LockError::Mismatch(report)) = check_contracts([&contract], &path, Mode::Check) else {
 ///     panic!("a changed timeout must fail");
 /// };
-/// assert!(report.to_string().contains("`ping_service` 1.0.0: timeout_ms changed"));
+/// let text = report.to_string();
+/// assert!(text.contains("`ping_service` 1.0.0: the contract changed but the version did not"), "{text}");
+/// assert!(text.contains("smallest passing version: 1.1.0"), "{text}");
+///
+/// contract.version = "1.1.0".into();
+/// assert!(check_contracts([&contract], &path, Mode::Check).unwrap().is_ok());
 /// # std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn check_contracts<'a>(
@@ -622,16 +547,29 @@ pub fn check_contracts<'a>(
     path: &Path,
     mode: Mode,
 ) -> Result<LockReport, LockError> {
-    let current = Lock::from_contracts(contracts);
+    let mut current = Lock::from_contracts(contracts);
     let old = match (Lock::read(path), mode) {
         (Ok(old), _) => Some(old),
         (Err(_), Mode::Overwrite) => None,
         (Err(err), Mode::Check) => return Err(err),
     };
-    let findings = old.map(|o| o.compare(&current)).unwrap_or_default();
+    let mut findings = Vec::new();
+    if let Some(old) = &old {
+        if old.format < FORMAT {
+            findings.push(Finding::OldFormat { format: old.format });
+        }
+        findings.extend(old.compare(&current));
+    }
     let rewritten = mode == Mode::Overwrite;
     if rewritten {
+        carry_reviews(old.as_ref(), &mut current, &findings);
         current.write(path)?;
+        // The notes a reviewer still has to write are what stands between the rewrite and a
+        // passing check.
+        findings.retain(|f| !matches!(f, Finding::ReviewMissing { .. }));
+        findings.extend(current.pending_reviews());
+    } else if let Some(old) = &old {
+        findings.extend(old.pending_reviews());
     }
     let report = LockReport {
         path: path.to_owned(),
@@ -642,6 +580,39 @@ pub fn check_contracts<'a>(
         Ok(report)
     } else {
         Err(LockError::Mismatch(report))
+    }
+}
+
+/// Keeps the reviewers' notes of versions still in the registry, and opens an empty one on
+/// each new version with security changes.
+fn carry_reviews(old: Option<&Lock>, current: &mut Lock, findings: &[Finding]) {
+    for entry in &mut current.tools {
+        entry.review = old.and_then(|old| {
+            old.tools
+                .iter()
+                .find(|e| e.name == entry.name && e.version == entry.version)
+                .and_then(|e| e.review.clone())
+        });
+        if entry.review.is_some() {
+            continue;
+        }
+        for finding in findings {
+            if let Finding::ReviewMissing {
+                tool, to, changes, ..
+            } = finding
+            {
+                if *tool == entry.name && *to == entry.version {
+                    entry.review = Some(Review {
+                        note: String::new(),
+                        changes: changes
+                            .iter()
+                            .filter(|c| c.class == ChangeClass::Security)
+                            .map(ToString::to_string)
+                            .collect(),
+                    });
+                }
+            }
+        }
     }
 }
 
