@@ -13,7 +13,7 @@
 //!
 //! # Lifecycle
 //! Just before the handler runs (after approval and the budget), the call claims its key in
-//! the registry's [`IdempotencyStore`] with a lease of the
+//! the registry's [`IdempotencyStore`](crate::store::IdempotencyStore) with a lease of the
 //! tool's longest possible run (every attempt's timeout and the waits between them) plus a
 //! grace period:
 //!

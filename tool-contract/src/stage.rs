@@ -1,5 +1,6 @@
 //! The pipeline's stages, numbered once, here. Rejections, receipts, tracing spans and the
-//! documentation all name stages through [`Stage`] and the finer checks through [`Gate`].
+//! documentation all name stages through [`Stage`] and the finer checks through
+//! gates (an internal refinement of a stage).
 
 use std::fmt;
 

@@ -135,8 +135,8 @@ struct State {
 /// model was given (the tool, the call id, each string value with its JSON pointer, and its
 /// labels). Cheap to clone: clones share one record.
 ///
-/// The registry reads it when it prepares a call ([`ToolContextBuilder::session`]
-/// (crate::ToolContextBuilder::session)) and records each tool result into it; observations
+/// The registry reads it when it prepares a call (see
+/// [`ToolContextBuilder::session`](crate::ToolContextBuilder::session)) and records each tool result into it; observations
 /// from tools that do not run in the registry (another MCP server's tool, a retrieval step, a
 /// web fetch) are recorded with [`record_external`](Self::record_external), so the same policy
 /// guards what the model copies from them.
