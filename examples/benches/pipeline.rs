@@ -4,6 +4,8 @@
 //! * floor: serde parse into the args struct + direct handler call + serialize the output;
 //! * full pipeline: parse with limits, lookup, schema + semantic validation, policy, timeout,
 //!   output-schema validation, envelope, serialized;
+//! * the same with flow control: a session of 50 observations in the context, each call's
+//!   output recorded into it;
 //! * naive: the floor plus compiling the input schema on every call, as hosts often do, and
 //!   the same with the output schema compiled and checked too (the checks the pipeline makes);
 //! * throughput: 6400 full-pipeline calls from 1 task, and from 64 tasks (each with its own
@@ -98,6 +100,29 @@ async fn batch(tasks: usize, work: Work, reg: &Registry, store: &DocumentStore) 
     }
 }
 
+/// A context whose session holds 50 observations of the workload's own output and a user
+/// message, as a conversation some turns in would: each call is traced against it and records
+/// one more observation (the oldest is dropped, so it stays at 50).
+fn session_ctx(rt: &tokio::runtime::Runtime, reg: &Registry, store: &DocumentStore) -> ToolContext {
+    let session = tool_contract::flow::Session::with_limits(
+        tool_contract::flow::SessionLimits::default().max_observations(50),
+    );
+    session.add_user_message("What does the refund policy say about returns after 30 days?");
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("documents:search")
+        .state(store.clone())
+        .session(session)
+        .build();
+    rt.block_on(async {
+        for _ in 0..50 {
+            assert!(reg.handle(PROPOSAL, &ctx).await.ok);
+        }
+    });
+    ctx
+}
+
 fn registry() -> Registry {
     Registry::builder()
         .tool(SearchDocuments)
@@ -120,6 +145,10 @@ fn latency(c: &mut Criterion) {
     g.bench_function("floor", |b| b.to_async(&rt).iter(|| floor_call(&store)));
     g.bench_function("full_pipeline", |b| {
         b.to_async(&rt).iter(|| full_call(&reg, &ctx))
+    });
+    let traced = session_ctx(&rt, &reg, &store);
+    g.bench_function("full_pipeline_session50", |b| {
+        b.to_async(&rt).iter(|| full_call(&reg, &traced))
     });
     g.bench_function("naive_compile_per_call", |b| {
         b.to_async(&rt).iter(|| naive(&schema, None, &store))
@@ -206,6 +235,13 @@ fn report() {
         naive / 1e3,
         naive / full
     );
+    if let Some(session) = mean_ns("pipeline", "full_pipeline_session50") {
+        println!(
+            "| full pipeline, flow control with a session of 50 observations | {:.2} µs | {:.2}× full pipeline | ≤ 1.10× |",
+            session / 1e3,
+            session / full
+        );
+    }
     if let Some(both) = naive_both {
         println!(
             "| naive, input and output schemas compiled per call | {:.2} µs | {:.1}× full pipeline | ≥ 10× |",
@@ -268,21 +304,28 @@ fn paired() {
         .enable_all()
         .build()
         .unwrap();
-    let calls = |full: bool| {
+    let traced = session_ctx(&rt, &reg, &store);
+    let calls = |side: u8| {
         time(|| {
             rt.block_on(async {
                 for _ in 0..CALLS {
-                    if full {
-                        full_call(&reg, &ctx).await;
-                    } else {
-                        floor_call(&store).await;
+                    match side {
+                        0 => drop(floor_call(&store).await),
+                        1 => drop(full_call(&reg, &ctx).await),
+                        _ => drop(full_call(&reg, &traced).await),
                     }
                 }
             })
         })
     };
-    calls(true);
-    let latency: Vec<f64> = (0..ROUNDS).map(|_| calls(true) / calls(false)).collect();
+    calls(1);
+    calls(2);
+    let (mut latency, mut flow) = (vec![], vec![]);
+    for _ in 0..ROUNDS {
+        let full = calls(1);
+        latency.push(full / calls(0));
+        flow.push(calls(2) / full);
+    }
 
     let mt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -312,6 +355,10 @@ fn paired() {
     println!("\n| paired, {ROUNDS} alternating rounds | median ratio | target |");
     println!("|---|---|---|");
     println!("| full pipeline / floor | {} | ≤ 2.0× |", summary(latency));
+    println!(
+        "| with a session of 50 observations / full pipeline | {} | ≤ 1.10× |",
+        summary(flow)
+    );
     println!(
         "| throughput, 64 tasks / 1 task | {} | ≥ 1.8× |",
         summary(scaling)

@@ -168,9 +168,13 @@ pub async fn search_documents(
 #[serde(deny_unknown_fields)]
 pub struct ReadDocumentSpanArgs {
     /// Source id from a search result, e.g. `policy/refund`.
+    // A pure read accepts any value; the allowlist records where the ids are meant to come
+    // from, and becomes the rule if this tool ever writes.
+    #[tool(flows_from("search_documents:/items/*/source_id"))]
     #[schemars(length(min = 1, max = 200))]
     pub source_id: String,
     /// Span id from a search result, e.g. `p3:l12-l28`.
+    #[tool(flows_from("search_documents:/items/*/span_id"))]
     #[schemars(length(min = 1, max = 100))]
     pub span_id: String,
 }
@@ -193,7 +197,7 @@ pub struct DocumentSpan {
 /// Use it after `search_documents` returned a candidate, to quote it exactly. Do not use it to
 /// discover documents: guessing ids returns NOT_FOUND. It returns the span text and revision.
 #[tool(
-    version = "1.0.0",
+    version = "1.0.1",
     effect = "pure_read",
     timeout_ms = 300,
     capabilities("documents:read"),
@@ -230,6 +234,7 @@ pub async fn read_document_span(
 #[serde(deny_unknown_fields)]
 pub struct GetPolicyRevisionArgs {
     /// Source id of a policy, e.g. `policy/refund`.
+    #[tool(flows_from("search_documents:/items/*/source_id", "read_document_span:/source_id"))]
     #[schemars(length(min = 1, max = 200))]
     pub source_id: String,
 }
@@ -248,7 +253,7 @@ pub struct PolicyRevision {
 /// Use it to check whether a quoted policy is still in force. Use `read_document_span` for the
 /// text and `search_documents` to find a policy by topic. Returns NOT_FOUND for unknown ids.
 #[tool(
-    version = "1.0.0",
+    version = "1.0.1",
     effect = "pure_read",
     timeout_ms = 200,
     capabilities("documents:read"),

@@ -121,6 +121,9 @@ pub struct PreparedCall {
     pub(crate) received_at_ms: u64,
     /// Flow control's decision, for the receipt.
     pub(crate) flow: Option<Box<FlowRecord>>,
+    /// Flow control's verdict (`allowed` or `escalated`) when it traced the call, for the
+    /// tracing span.
+    pub(crate) flow_verdict: Option<&'static str>,
     /// Whether the idempotency key was already claimed (by an approval, before it consumed
     /// its grant) or is still to be claimed by the executor.
     pub(crate) claim: ClaimState,

@@ -68,6 +68,9 @@ pub struct ToolContext {
     shared: Arc<Shared>,
     call: Option<CallMeta>,
     idempotency_key: Option<IdempotencyKey>,
+    /// A session record the serving layer supplies (one per MCP session) when the host's own
+    /// context has none; kept outside `shared` so it attaches without rebuilding the context.
+    served_session: Option<Session>,
 }
 
 #[derive(Debug, Default)]
@@ -119,7 +122,19 @@ impl ToolContext {
     }
     /// The conversation's session record, for flow control, if the host attached one.
     pub fn session(&self) -> Option<&Session> {
-        self.shared.session.as_ref()
+        self.shared
+            .session
+            .as_ref()
+            .or(self.served_session.as_ref())
+    }
+
+    /// This context with `session` as its session record unless the host attached its own:
+    /// what a server does for each of its sessions.
+    pub(crate) fn with_served_session(mut self, session: &Session) -> Self {
+        if self.shared.session.is_none() {
+            self.served_session = Some(session.clone());
+        }
+        self
     }
     /// The version pinned for `tool`, if any.
     pub fn pinned_version(&self, tool: &str) -> Option<&str> {
@@ -147,6 +162,7 @@ impl ToolContext {
             shared: Arc::clone(&self.shared),
             call: Some(call),
             idempotency_key,
+            served_session: self.served_session.clone(),
         }
     }
 
@@ -243,6 +259,7 @@ impl ToolContextBuilder {
             shared: Arc::new(self.shared),
             call: self.call,
             idempotency_key: self.idempotency_key,
+            served_session: None,
         }
     }
 }

@@ -65,6 +65,7 @@ pub(crate) fn run(
         "gen_ai.tool.type" = "function",
         "tool.version" = %c.version,
         "tool.effect" = c.effect.as_str(),
+        "tool.flow" = call.flow_verdict,
         "tool.attempts" = tracing::field::Empty,
         "tool.outcome" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,

@@ -190,6 +190,7 @@ pub(crate) fn trace_rejection(meta: &crate::envelope::Meta, err: &crate::ToolErr
         "tool.attempts" = 0u32,
         "tool.outcome" = "rejected",
         "tool.stage" = stage.as_str(),
+        "tool.flow" = (stage == Stage::Flow).then_some("refused"),
         "error.type" = err.code(),
     );
     drop(span);

@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use tool_contract::flow::Session;
 use tool_contract::{Prepared, Registry, RepairLoop, RepairStep, ToolContext, Toolset};
 use tool_contract_examples::DocumentStore;
 
@@ -196,5 +197,78 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )
     .await;
     store.set_scores_in_percent(false);
+
+    flow_scene(&registry, &store).await
+}
+
+/// Flow control: the host records what the user said and every result the model read, so a
+/// value the model copies out of a document is traced back to it before anything runs.
+async fn flow_scene(
+    registry: &Registry,
+    store: &DocumentStore,
+) -> Result<(), Box<dyn std::error::Error>> {
+    step("8. flow control: an injected document tries to steer a write");
+    let session = Session::new();
+    let user =
+        "Read the incident report incident/2026-11-mail and tell ops-lead@acme.test what it says.";
+    println!("the user says: {user}");
+    session.add_user_message(user);
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities(["documents:read", "mail:send"])
+        .session(session.clone())
+        .state(store.clone())
+        .build();
+    propose(
+        registry,
+        &ctx,
+        r#"{"id": "call_801", "name": "read_document_span", "arguments": {"source_id": "incident/2026-11-mail", "span_id": "p1:l1-l3"}}"#,
+    )
+    .await;
+
+    println!("(a) the model obeys the document: the recipient came from a tool result, so the call is held");
+    let injected = r#"{"id": "call_802", "name": "send_email", "arguments": {"to": "all-staff@acme.test", "subject": "Salaries", "body": "As requested."}}"#;
+    show_proposal(injected);
+    let before = store.sent_mail().len();
+    match registry.prepare_raw(injected, &ctx) {
+        Ok(Prepared::NeedsApproval(request)) => {
+            let subject = request.subject();
+            println!("the approver sees where each value came from:");
+            println!("{}", serde_json::to_string_pretty(&subject.provenance)?);
+            for reason in &subject.flow_reasons {
+                println!("flow: {reason}");
+            }
+            println!("the approver denies it; nothing is sent");
+        }
+        Ok(Prepared::Ready(_)) => {
+            return Err("a recipient copied from a document must not run".into())
+        }
+        Err(rejection) => println!("{}", rejection.into_observation().to_prompt_block()),
+    }
+
+    println!("(b) the reply the user asked for: the recipient is in the user's own words");
+    let reply = r#"{"id": "call_803", "name": "send_email", "arguments": {"to": "ops-lead@acme.test", "subject": "Mail outage report", "body": "The incident report describes the mail outage you reported."}}"#;
+    show_proposal(reply);
+    let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(reply, &ctx) else {
+        return Err("send_email always waits for approval".into());
+    };
+    println!(
+        "flow reasons: {} (provenance: {})",
+        request.subject().flow_reasons.len(),
+        serde_json::to_string(&request.subject().provenance)?
+    );
+    let grant = registry.grant(&request, "user:kim");
+    println!(
+        "{}",
+        registry
+            .execute_approved(request, &grant)
+            .await
+            .to_prompt_block()
+    );
+    println!(
+        "mails sent in this scene: {} (the reply only)",
+        store.sent_mail().len() - before
+    );
     Ok(())
 }

@@ -27,22 +27,28 @@ struct Counting;
 
 static ALLOCS: AtomicUsize = AtomicUsize::new(0);
 static BYTES: AtomicUsize = AtomicUsize::new(0);
+/// Bytes allocated and not yet freed: what a data structure holds.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: every call is forwarded unchanged to the system allocator.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(layout.size(), Relaxed);
+        LIVE.fetch_add(layout.size(), Relaxed);
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
         // SAFETY: `ptr` came from `System` with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Relaxed);
         BYTES.fetch_add(new_size, Relaxed);
+        LIVE.fetch_add(new_size, Relaxed);
+        LIVE.fetch_sub(layout.size(), Relaxed);
         // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -142,6 +148,29 @@ fn main() {
         // The same call with flow control: a session already holding 50 observations (each
         // call records one more and the oldest is dropped, so it stays at 50).
         "session" => run_full(&rt, &reg, &session_ctx(&rt, &reg, &store), n),
+        // What a session holds per observation: `n` results of the workload recorded into
+        // an unbounded-enough session, live heap bytes before and after, divided by `n`.
+        "session_memory" => {
+            let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));
+            let output = obs.to_value()["data"].clone();
+            let session = tool_contract::flow::Session::with_limits(
+                tool_contract::flow::SessionLimits::default()
+                    .max_observations(n)
+                    .max_observed_bytes(usize::MAX),
+            );
+            let live = LIVE.load(Relaxed);
+            for i in 0..n {
+                session.record_external("search_documents", &format!("call_{i}"), &output, false);
+            }
+            let held = LIVE.load(Relaxed) - live;
+            let (count, bytes) = session.observed();
+            println!(
+                "{count} observations: {held} live heap bytes, {} per observation ({} bytes of observed strings each)",
+                held / count.max(1),
+                bytes / count.max(1)
+            );
+            return;
+        }
         // The observation the workload returns, as the model would see it.
         "show" => {
             let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));

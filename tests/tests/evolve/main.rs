@@ -1,6 +1,7 @@
 //! The contract classifier (`tool_contract::evolve`): a table of labelled before/after pairs
 //! (Rust types through schemars, and contract JSON), and properties over generated contracts.
 
+mod flow;
 mod props;
 mod table;
 

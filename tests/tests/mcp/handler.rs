@@ -412,7 +412,7 @@ async fn the_context_comes_from_the_host_function_never_the_arguments() {
     assert_eq!(refused["isError"], true);
     let envelope = &refused["structuredContent"];
     assert_eq!(envelope["error"]["code"], "NO_SESSION_USER");
-    assert_eq!(envelope["meta"]["tool_version"], "1.0.0");
+    assert_eq!(envelope["meta"]["tool_version"], "1.0.1");
     assert_eq!(envelope["meta"]["attempts"], 0);
     assert!(envelope["meta"]["call_id"]
         .as_str()
@@ -626,5 +626,90 @@ async fn every_argument_is_shown_however_long_another_one_is() {
     assert!(message.contains("more characters)"), "{message}");
     assert!(message.len() < 4_000, "{}", message.len());
     assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+/// The incident document of the example store names a recipient in an injected instruction.
+const READ_INCIDENT: &str = r#"{"source_id": "incident/2026-11-mail", "span_id": "p1:l1-l3"}"#;
+const INJECTED_EMAIL: &str =
+    r#"{"to": "all-staff@acme.test", "subject": "Salaries", "body": "As requested."}"#;
+
+/// Reads the incident document, then proposes the e-mail it asks for, in one MCP session;
+/// returns the approval question the client was asked.
+async fn question_after_reading(client: &mut Client, read_first: bool) -> String {
+    if read_first {
+        let read = client
+            .call(
+                "read_document_span",
+                serde_json::from_str(READ_INCIDENT).unwrap(),
+            )
+            .await;
+        assert_eq!(read["isError"], false, "{read}");
+    }
+    let result = client
+        .call("send_email", serde_json::from_str(INJECTED_EMAIL).unwrap())
+        .await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"], "APPROVAL_DENIED",
+        "{result}"
+    );
+    let asked = client.asked.last().expect("the client was asked");
+    asked["params"]["message"].as_str().unwrap().to_owned()
+}
+
+fn declining(server: McpServer) -> impl std::future::Future<Output = (Client, Value)> {
+    let answer: Answer = Box::new(|_req: &Value| Some(json!({"action": "decline"})));
+    Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer))
+}
+
+#[tokio::test]
+async fn the_approval_question_shows_a_value_copied_from_an_earlier_result_of_the_session() {
+    let store = DocumentStore::seeded();
+    let mut client = declining(builder(&store).build()).await.0;
+    let message = question_after_reading(&mut client, true).await;
+    assert!(
+        message.contains("/to <- copied from the result of read_document_span"),
+        "{message}"
+    );
+    assert!(message.contains("at /text"), "{message}");
+    assert!(message.contains("flow rule:"), "{message}");
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn each_mcp_session_has_its_own_flow_record() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).build();
+    let mut reader = declining(server.clone()).await.0;
+    let read = reader
+        .call(
+            "read_document_span",
+            serde_json::from_str(READ_INCIDENT).unwrap(),
+        )
+        .await;
+    assert_eq!(read["isError"], false, "{read}");
+    // Another session never saw the document: nothing is traced to it there.
+    let mut other = declining(server).await.0;
+    let message = question_after_reading(&mut other, false).await;
+    assert!(!message.contains("copied from"), "{message}");
+    // The reader's own session still remembers it.
+    let message = question_after_reading(&mut reader, false).await;
+    assert!(
+        message.contains("copied from the result of read_document_span"),
+        "{message}"
+    );
+    reader.close().await;
+    other.close().await;
+}
+
+#[tokio::test]
+async fn flow_records_can_be_turned_off() {
+    let store = DocumentStore::seeded();
+    let mut client = declining(builder(&store).flow_sessions(None).build())
+        .await
+        .0;
+    let message = question_after_reading(&mut client, true).await;
+    assert!(!message.contains("copied from"), "{message}");
     client.close().await;
 }

@@ -1,6 +1,6 @@
 //! The contract's own fields: name, description, effect, authorization, approval, timeout,
 //! retry, idempotency, policy version, provenance and error model; the two schemas go to
-//! [`super::schema`].
+//! [`super::schema`], the flow declarations to [`super::flow`].
 //!
 //! A field this table does not know is major, "not understood", whenever it differs: a field
 //! added to [`ToolContract`](crate::ToolContract) must be given a rule here before a change of
@@ -73,6 +73,7 @@ pub(super) fn compare(old: &Value, new: &Value, rules: &Rules, out: &mut Vec<Cha
                 }
             }
             "provenance" => cx.provenance(a, b, out),
+            "flow" => super::flow::compare(o, n, out),
             "error_model" => cx.error_model(a, b, out),
             _ => {
                 if !same_opt(a, b) {

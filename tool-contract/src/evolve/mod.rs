@@ -8,10 +8,10 @@
 //!
 //! | class | when | the version must |
 //! | --- | --- | --- |
-//! | major | the model's old calls may now fail or mean something else, or consumers of the output may break | bump its major part |
-//! | major (security) | the contract became more dangerous: effect escalated, approval weakened, a capability or an identity extractor dropped, idempotency dropped from a write | bump its major part, and the lock entry needs a reviewer's note |
+//! | major | the model's old calls may now fail or mean something else, or consumers of the output may break (a flow rule tightened counts: calls that passed may be refused) | bump its major part |
+//! | major (security) | the contract became more dangerous: effect escalated, approval weakened, a capability or an identity extractor dropped, idempotency dropped from a write, a flow rule loosened (a field now accepts output it refused, an output no longer confidential) | bump its major part, and the lock entry needs a reviewer's note |
 //! | minor | compatible additions: an optional input property, a widened bound, an input enum value, an output property, a raised timeout, retries on a read | bump at least its minor part |
-//! | patch | descriptions and other annotations | bump at least its patch part |
+//! | patch | descriptions and other annotations; an allowlist on a field that accepts any value | bump at least its patch part |
 //!
 //! The input schema and the output schema are read in opposite directions: accepting *more*
 //! input is compatible and producing *more* kinds of output is not. Schemas are compared the way
@@ -51,6 +51,7 @@
 //! ```
 
 mod fields;
+mod flow;
 mod schema;
 mod version;
 
@@ -247,6 +248,13 @@ change_kinds! {
     PolicyVersionChanged = "policy_version_changed",
     /// The provenance pointers changed.
     ProvenanceChanged = "provenance_changed",
+    /// Untrusted or confidential output may now steer a field it could not (flow control).
+    FlowLoosened = "flow_loosened",
+    /// Output that could steer a field no longer may (flow control).
+    FlowTightened = "flow_tightened",
+    /// A flow declaration that decides nothing changed (an allowlist on a field that accepts
+    /// any value).
+    FlowDocumented = "flow_documented",
     /// An error category was added to the error model.
     ErrorCategoryAdded = "error_category_added",
     /// An error category was removed from the error model.

@@ -225,13 +225,36 @@ pub(crate) fn decide(plan: &FlowPlan, session: &Session, args: &Value) -> FlowOu
             source,
         });
     }
-    let verdict = match violations.into_iter().next() {
-        Some(err) if plan.escalates => Verdict::Escalate(vec![err.message().to_owned()]),
-        Some(err) => Verdict::Refuse(err),
+    let verdict = match violations.first() {
+        // A human decides: tell them, for every value that broke its field's rule, which
+        // value (by pointer) and where it came from.
+        Some(_) if plan.escalates => Verdict::Escalate(violations.iter().map(reason).collect()),
+        Some(_) => Verdict::Refuse(violations.swap_remove(0)),
         None if !strict_reasons.is_empty() => Verdict::Escalate(strict_reasons),
         None => Verdict::Allow,
     };
     FlowOutcome { sources, verdict }
+}
+
+/// One line for an approval subject: the value's pointer, the rule it breaks and its source.
+fn reason(err: &ToolError) -> String {
+    let detail = |key: &str| {
+        err.safe_details()
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let source = match detail("source").as_str() {
+        "observation" => format!(
+            "copied from the result of {} (call {}) at {}",
+            detail("source_tool"),
+            detail("source_call_id"),
+            detail("source_pointer"),
+        ),
+        _ => "not given by the user".to_owned(),
+    };
+    format!("`{}` {}: {}", detail("pointer"), source, err.message())
 }
 
 /// The refusal for one value: its field and source, never the value itself.

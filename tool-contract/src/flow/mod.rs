@@ -95,7 +95,9 @@ pub enum Source {
         tool: String,
         /// The call whose output held it.
         call_id: String,
-        /// Where in that output.
+        /// Where in that output (`source_pointer` on the wire, beside the argument's own
+        /// `pointer`).
+        #[serde(rename = "source_pointer")]
         pointer: String,
         /// Whether that output value is confidential.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -132,6 +134,25 @@ pub(crate) fn pointer_matches(pattern: &str, pointer: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_argument_source_names_both_pointers_once() {
+        let source = ArgSource {
+            pointer: "/to".into(),
+            source: Source::Observation {
+                tool: "read_inbox".into(),
+                call_id: "c1".into(),
+                pointer: "/emails/0/sender".into(),
+                confidential: false,
+            },
+        };
+        let text = serde_json::to_string(&source).unwrap();
+        assert_eq!(
+            text,
+            r#"{"pointer":"/to","from":"observation","tool":"read_inbox","call_id":"c1","source_pointer":"/emails/0/sender"}"#
+        );
+        assert_eq!(serde_json::from_str::<ArgSource>(&text).unwrap(), source);
+    }
 
     #[test]
     fn pointer_patterns() {

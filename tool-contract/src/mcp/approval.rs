@@ -2,7 +2,8 @@
 //! approve out of band.
 //!
 //! With elicitation, the client shows its user the approval subject (tool, version, effect,
-//! principal, tenant, canonical arguments, digest) and a form with one required boolean,
+//! principal, tenant, canonical arguments, where each value copied from a tool result came
+//! from and the flow rule it breaks, digest) and a form with one required boolean,
 //! `approve`. The answer maps onto the registry's grant API, whose rules apply unchanged:
 //!
 //! | client answer | outcome |
@@ -25,6 +26,7 @@ use super::Inner;
 use crate::approval::ApprovalRequest;
 use crate::context::ToolContext;
 use crate::envelope::Observation;
+use crate::flow::Source;
 
 /// Each argument's value is shortened to this many characters in the question.
 const MAX_VALUE_SHOWN: usize = 400;
@@ -154,17 +156,46 @@ fn question(request: &ApprovalRequest) -> Option<String> {
         }
         other => arguments = format!("  {other}\n"),
     }
-    if arguments.chars().count() > MAX_ARGUMENTS_SHOWN {
+    // Where copied values came from: the reviewer must see that a recipient was taken from a
+    // document before saying yes to it.
+    let mut sources = String::new();
+    for arg in &s.provenance {
+        if let Source::Observation {
+            tool,
+            call_id,
+            pointer,
+            confidential,
+        } = &arg.source
+        {
+            sources.push_str(&format!(
+                "  {} <- copied from the result of {tool} (call {call_id}) at {}{}\n",
+                arg.pointer,
+                if pointer.is_empty() { "/" } else { pointer },
+                if *confidential { ", confidential" } else { "" },
+            ));
+        }
+    }
+    for reason in &s.flow_reasons {
+        sources.push_str(&format!("  flow rule: {reason}\n"));
+    }
+    if !sources.is_empty() {
+        sources.insert_str(
+            0,
+            "values copied from tool results (untrusted; a document may have planted them):\n",
+        );
+    }
+    if arguments.chars().count() + sources.chars().count() > MAX_ARGUMENTS_SHOWN {
         return None;
     }
     Some(format!(
-        "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}digest: {}",
+        "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}{}digest: {}",
         s.tool,
         s.tool_version,
         s.effect,
         s.principal.as_deref().unwrap_or("(no principal)"),
         s.tenant.as_deref().unwrap_or("(no tenant)"),
         arguments,
+        sources,
         request.digest(),
     ))
 }

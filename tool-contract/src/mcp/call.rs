@@ -12,10 +12,12 @@ use super::{approval, Inner, McpRequest, TextContent};
 use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
+use crate::flow::Session;
 use crate::prepare::Prepared;
 
 pub(super) async fn call_tool(
     inner: &Inner,
+    session: Option<&Session>,
     request: CallToolRequestParams,
     rmcp: RequestContext<RoleServer>,
 ) -> Result<CallToolResult, ErrorData> {
@@ -35,7 +37,10 @@ pub(super) async fn call_tool(
                 ))
             });
     let ctx = match provided {
-        Ok(ctx) => ctx,
+        Ok(ctx) => match session {
+            Some(session) => ctx.with_served_session(session),
+            None => ctx,
+        },
         // An unknown tool stays a protocol error whoever asks: the registry answers it below,
         // with an empty context (so its list of usable tools names only uncapped ones).
         Err(_) if !inner.tools.iter().any(|t| t.name == name) => ToolContext::default(),

@@ -103,7 +103,8 @@ pub(super) fn service(
         http = http.with_allowed_hosts(hosts);
     }
     StreamableHttpService::new(
-        move || Ok(server.clone()),
+        // Called once per MCP session: each gets its own flow record.
+        move || Ok(server.for_session()),
         Arc::new(LocalSessionManager::default()),
         http,
     )

@@ -20,6 +20,18 @@
 //! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `not_asked_because` and `how_to_approve` in `safe_details` |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
 //!
+//! **Flow control.** Each MCP session gets its own [`Session`] record (a stdio connection
+//! is one session; over HTTP, each `initialize` starts one): every result the session's model
+//! was given is recorded in it, so a value the model copies out of a tool result into a write
+//! or an external read is traced and judged like anywhere else (see the `flow` module). The
+//! MCP server never hears the user, so the record holds no trusted intent: a host that has the
+//! user's words attaches its own record through the [`ContextProvider`]
+//! ([`ToolContextBuilder::session`](crate::ToolContextBuilder::session)), which is then used
+//! instead. Records are bounded by [`SessionLimits`] and dropped with the session;
+//! [`McpServerBuilder::flow_sessions`] sets the limits or turns records off.
+//! An approval question asked by elicitation shows, for each argument traced to a tool result,
+//! the tool, call and pointer it came from, and the flow rule it breaks.
+//!
 //! Every result also carries one text content block (see [`TextContent`]), because MCP asks
 //! servers that return `structuredContent` to return it as text too, for clients that read only
 //! `content`.
@@ -86,6 +98,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::context::ToolContext;
 use crate::error::ToolError;
+use crate::flow::{Session, SessionLimits};
 use crate::registry::Registry;
 
 pub use self::http::{HttpConfig, HttpServer, McpHttpService, ShutdownHandle};
@@ -212,6 +225,8 @@ pub enum TextContent {
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    /// This MCP session's flow record; each session gets a fresh one (see [`Self::for_session`]).
+    session: Option<Session>,
 }
 
 struct Inner {
@@ -224,6 +239,8 @@ struct Inner {
     elicitation: bool,
     approval_timeout: Duration,
     tools: Vec<Tool>,
+    /// The bounds of each MCP session's flow record; `None` keeps no record.
+    flow: Option<SessionLimits>,
 }
 
 impl fmt::Debug for McpServer {
@@ -276,6 +293,7 @@ impl McpServer {
                 elicitation: true,
                 approval_timeout: approval::DEFAULT_APPROVAL_TIMEOUT,
                 tools: Vec::new(),
+                flow: Some(SessionLimits::default()),
             },
         }
     }
@@ -283,6 +301,14 @@ impl McpServer {
     /// The registry served.
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
+    }
+
+    /// This server for a new MCP session: same registry and settings, a fresh flow record.
+    pub(crate) fn for_session(&self) -> McpServer {
+        McpServer {
+            inner: Arc::clone(&self.inner),
+            session: self.inner.flow.map(Session::with_limits),
+        }
     }
 
     /// Serves one MCP session over stdin/stdout until the client closes it.
@@ -299,7 +325,7 @@ impl McpServer {
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
-        let running = ServiceExt::serve(self, (read, write))
+        let running = ServiceExt::serve(self.for_session(), (read, write))
             .await
             .map_err(|e| ServeError(e.to_string()))?;
         running
@@ -374,12 +400,23 @@ impl McpServerBuilder {
         self
     }
 
+    /// The bounds of the flow record each MCP session gets (the defaults of
+    /// [`SessionLimits`] unless set); `None` keeps no record, which turns flow control off
+    /// for calls whose context carries no session of the host's own.
+    #[must_use]
+    pub fn flow_sessions(mut self, limits: Option<SessionLimits>) -> Self {
+        self.inner.flow = limits;
+        self
+    }
+
     /// The server; its `tools/list` is computed here, once: the registry is immutable.
     pub fn build(mut self) -> McpServer {
         self.inner.tools = tools(&self.inner.registry);
-        McpServer {
+        let server = McpServer {
             inner: Arc::new(self.inner),
-        }
+            session: None,
+        };
+        server.for_session()
     }
 }
 
@@ -453,7 +490,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        call::call_tool(&self.inner, request, context)
+        call::call_tool(&self.inner, self.session.as_ref(), request, context)
             .await
             .map(CallToolResponse::from)
     }

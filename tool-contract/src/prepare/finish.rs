@@ -79,6 +79,7 @@ pub(crate) fn finish(
     };
     let call_ctx = ctx.for_call(meta, key);
     let traced = flow.is_some();
+    let flow_verdict = flow.as_ref().map(|f| f.decision());
     let subject = needs_approval.then(|| ApprovalSubject {
         tool: contract.name.clone(),
         tool_version: contract.version.clone(),
@@ -111,6 +112,7 @@ pub(crate) fn finish(
         record: origin.record,
         received_at_ms: origin.received_at_ms,
         flow: origin.flow,
+        flow_verdict,
         claim: ClaimState::Pending,
     };
     Ok(match subject {
