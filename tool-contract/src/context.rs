@@ -130,6 +130,7 @@ impl ToolContext {
 
     /// This context with `session` as its session record unless the host attached its own:
     /// what a server does for each of its sessions.
+    #[cfg(feature = "mcp")]
     pub(crate) fn with_served_session(mut self, session: &Session) -> Self {
         if self.shared.session.is_none() {
             self.served_session = Some(session.clone());

@@ -353,10 +353,12 @@ fn remember(call: &PreparedCall, observation: &Observation) {
     let Some(session) = call.ctx.session() else {
         return;
     };
-    let data = match (&observation.data, &observation.error) {
-        (Some(data), _) => serde_json::from_str(data.get()).unwrap_or(Value::Null),
+    let details;
+    let json = match (&observation.data, &observation.error) {
+        (Some(data), _) => data.get(),
         (None, Some(err)) if !err.safe_details().is_empty() => {
-            Value::Object(err.safe_details().clone())
+            details = serde_json::to_string(err.safe_details()).unwrap_or_default();
+            &details
         }
         _ => return,
     };
@@ -366,7 +368,7 @@ fn remember(call: &PreparedCall, observation: &Observation) {
         version: Some(c.version.clone()),
         call_id: observation.meta.call_id.clone(),
     };
-    session.record(source, call.entry.flow.confidential.clone(), &data);
+    session.record(source, call.entry.flow.confidential.clone(), json);
 }
 
 /// Sends the call's receipt to the registry's sink, if it has one.

@@ -11,6 +11,11 @@
 //!     --toggle-collect='perf_probe::run_*::{{closure}}' target/release/perf_probe full 2000
 //! ```
 //!
+//! Flow control: `session` is `full` with a session of 50 observations in the context;
+//! `session_index N` records N results and indexes them at once (count it with
+//! `--toggle-collect='tool_contract::flow::session::Session::observed'`, divide by N);
+//! `session_memory N` prints the heap a session holds per observation, recorded and indexed.
+//!
 //! With `--toggle-collect`, set-up (registry build, schema compilation, runtime) is not
 //! counted, so the total divided by `N` is the per-call cost. The calls run in one `block_on`,
 //! as the bench's do. Adding `--cache-sim=yes --branch-sim=yes` simulates this machine's
@@ -98,6 +103,12 @@ fn run_full(rt: &tokio::runtime::Runtime, reg: &Registry, ctx: &ToolContext, n: 
     })
 }
 
+/// Indexes every observation `session` holds (what the first call that needs a trace pays).
+fn run_index(session: &tool_contract::flow::Session) -> usize {
+    let index = || black_box(session.observed()).0;
+    index()
+}
+
 /// A context whose session holds 50 observations of the workload's own output and a user
 /// message, as a conversation some turns in would.
 fn session_ctx(rt: &tokio::runtime::Runtime, reg: &Registry, store: &DocumentStore) -> ToolContext {
@@ -162,13 +173,33 @@ fn main() {
             for i in 0..n {
                 session.record_external("search_documents", &format!("call_{i}"), &output, false);
             }
-            let held = LIVE.load(Relaxed) - live;
+            // Recorded, each observation is held as its JSON text until a check needs the
+            // index; `observed()` indexes them all.
+            let recorded = LIVE.load(Relaxed) - live;
             let (count, bytes) = session.observed();
+            let indexed = LIVE.load(Relaxed) - live;
             println!(
-                "{count} observations: {held} live heap bytes, {} per observation ({} bytes of observed strings each)",
-                held / count.max(1),
+                "{count} observations: recorded {recorded} live heap bytes ({} per observation); indexed {indexed} ({} per observation, {} bytes of observed strings each)",
+                recorded / count.max(1),
+                indexed / count.max(1),
                 bytes / count.max(1)
             );
+            return;
+        }
+        // What indexing costs: `n` results of the workload recorded (not counted), then
+        // indexed at once, as the first check that needs a trace does.
+        "session_index" => {
+            let obs = rt.block_on(reg.handle(PROPOSAL, &ctx));
+            let output = obs.to_value()["data"].clone();
+            let session = tool_contract::flow::Session::with_limits(
+                tool_contract::flow::SessionLimits::default()
+                    .max_observations(n)
+                    .max_observed_bytes(usize::MAX),
+            );
+            for i in 0..n {
+                session.record_external("search_documents", &format!("call_{i}"), &output, false);
+            }
+            println!("indexed {} observations", run_index(&session));
             return;
         }
         // The observation the workload returns, as the model would see it.
@@ -194,7 +225,7 @@ fn main() {
         }
         other => {
             eprintln!(
-                "usage: perf_probe floor|full|session|show|sizes [N]; unknown workload {other:?}"
+                "usage: perf_probe floor|full|session|session_memory|session_index|show|sizes [N]; unknown workload {other:?}"
             );
             std::process::exit(2);
         }

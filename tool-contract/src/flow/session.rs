@@ -7,6 +7,7 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,7 +19,8 @@ use super::trace::{atoms, normalize, MIN_TRACED_CHARS};
 pub struct SessionLimits {
     /// Most observations kept (default 1,000).
     pub max_observations: usize,
-    /// Most bytes of observed string values kept, over all observations (default 8 MiB).
+    /// Most bytes of observed string values kept, over all observations (default 8 MiB). An
+    /// observation not indexed yet counts its JSON text instead (see [`Session`]).
     pub max_observed_bytes: usize,
     /// Most bytes of trusted intent kept (default 1 MiB).
     pub max_intent_bytes: usize,
@@ -70,6 +72,14 @@ pub struct ObservationSource {
 /// One observation as the session keeps it: its source, labels and string leaves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Observation {
+    /// The JSON text the model was given, until the observation is indexed; its leaves are
+    /// read from it then (never persisted: a snapshot indexes first).
+    #[serde(skip)]
+    pending: Option<Box<str>>,
+    /// What this observation added to `State::observed_bytes`, so exactly that is taken off
+    /// when it is indexed or dropped.
+    #[serde(skip)]
+    charged: usize,
     source: ObservationSource,
     /// JSON pointers (patterns allowed: `*` for any segment) of confidential values; `[""]` for
     /// the whole output.
@@ -81,11 +91,11 @@ struct Observation {
 
 impl Observation {
     fn bytes(&self) -> usize {
-        self.leaves
-            .iter()
-            .map(|(p, v)| p.len() + v.len())
-            .sum::<usize>()
-            + 64
+        let held = match &self.pending {
+            Some(text) => text.len(),
+            None => self.leaves.iter().map(|(p, v)| p.len() + v.len()).sum(),
+        };
+        held + 64
     }
 
     fn is_confidential(&self, pointer: &str) -> bool {
@@ -122,6 +132,8 @@ struct State {
     next_seq: u64,
     /// Whether an observation was ever dropped for space.
     evicted: bool,
+    /// Observations from this sequence number on are not in the index yet.
+    indexed_to: u64,
     /// Normalized values and atoms → where they were seen. Keys are keyed hashes: a collision can
     /// only make a value look observed (a refusal, never an acceptance).
     index: HashMap<u64, Vec<Seen>>,
@@ -140,6 +152,11 @@ struct State {
 /// from tools that do not run in the registry (another MCP server's tool, a retrieval step, a
 /// web fetch) are recorded with [`record_external`](Self::record_external), so the same policy
 /// guards what the model copies from them.
+///
+/// Recording is cheap and indexing is deferred: a result is kept as the JSON text the model was
+/// given, and its string values are read and indexed the first time a check needs the index
+/// (a call whose fields refuse untrusted values, [`observed`](Self::observed) or
+/// [`to_json`](Self::to_json)). A session that only serves reads never pays for indexing.
 ///
 /// Memory is bounded ([`SessionLimits`]). Past a bound the **oldest observations are dropped**;
 /// a value from a dropped observation can no longer be traced, so from then on the session
@@ -197,6 +214,7 @@ impl Session {
                 observed_bytes: 0,
                 next_seq: 0,
                 evicted: false,
+                indexed_to: 0,
                 index: HashMap::new(),
                 keys: RandomState::new(),
                 stale: 0,
@@ -244,23 +262,19 @@ impl Session {
         } else {
             Vec::new()
         };
-        self.record(source, confidential, data);
+        self.record(source, confidential, &data.to_string());
     }
 
-    /// Records what the model was given from a tool call.
-    pub(crate) fn record(
-        &self,
-        source: ObservationSource,
-        confidential: Vec<String>,
-        data: &Value,
-    ) {
-        let mut leaves = Vec::new();
-        collect_leaves(data, &mut String::new(), &mut leaves);
-        self.lock().push(Observation {
+    /// Records what the model was given from a tool call: `json` is its text.
+    pub(crate) fn record(&self, source: ObservationSource, confidential: Vec<String>, json: &str) {
+        let observation = Observation {
+            pending: Some(json.into()),
+            charged: 0,
             source,
             confidential,
-            leaves,
-        });
+            leaves: Vec::new(),
+        };
+        self.lock().push(observation);
     }
 
     /// Whether any observation entered the session (or was dropped from it).
@@ -277,7 +291,8 @@ impl Session {
 
     /// How many observations are kept, and how many bytes of values they hold.
     pub fn observed(&self) -> (usize, usize) {
-        let s = self.lock();
+        let mut s = self.lock();
+        s.catch_up();
         (s.observations.len(), s.observed_bytes)
     }
 
@@ -291,7 +306,8 @@ impl Session {
     /// Where `value` was seen in observations: by its whole value (when long enough) and by
     /// every atom in it.
     pub(crate) fn sightings(&self, value: &str) -> Vec<Sighting> {
-        let s = self.lock();
+        let mut s = self.lock();
+        s.catch_up();
         if s.index.is_empty() {
             return Vec::new();
         }
@@ -307,7 +323,8 @@ impl Session {
     /// The session as JSON, to persist between turns and restore with
     /// [`from_json`](Self::from_json) in another process.
     pub fn to_json(&self) -> String {
-        let s = self.lock();
+        let mut s = self.lock();
+        s.catch_up();
         let snapshot = Snapshot {
             version: SNAPSHOT_VERSION,
             strict: s.strict,
@@ -390,41 +407,81 @@ impl State {
         }
     }
 
-    fn push(&mut self, observation: Observation) {
+    /// Appends an observation (indexed later, by [`catch_up`](Self::catch_up)) and drops the
+    /// oldest past the limits.
+    fn push(&mut self, mut observation: Observation) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        for (i, (_, value)) in observation.leaves.iter().enumerate() {
-            let seen = Seen {
-                seq,
-                leaf: u32::try_from(i).unwrap_or(u32::MAX),
-            };
-            if value.chars().count() >= MIN_TRACED_CHARS {
-                let key = self.key(value);
-                self.index.entry(key).or_default().push(seen);
-            }
-            let mut keys = Vec::new();
-            atoms(value, |atom| keys.push(self.key(atom)));
-            keys.sort_unstable();
-            keys.dedup();
-            for key in keys {
-                self.index.entry(key).or_default().push(seen);
-            }
-        }
-        self.observed_bytes += observation.bytes();
+        observation.charged = observation.bytes();
+        self.observed_bytes += observation.charged;
         self.observations.push_back((seq, observation));
+        self.evict();
+    }
+
+    /// Drops the oldest observations while the session is over its limits.
+    fn evict(&mut self) {
         while self.observations.len() > self.limits.max_observations
             || self.observed_bytes > self.limits.max_observed_bytes
         {
-            let Some((_, dropped)) = self.observations.pop_front() else {
+            let Some((seq, dropped)) = self.observations.pop_front() else {
                 break;
             };
-            self.observed_bytes -= dropped.bytes();
-            self.stale += dropped.leaves.len();
+            self.observed_bytes -= dropped.charged;
+            if seq < self.indexed_to {
+                self.stale += dropped.leaves.len();
+            }
             self.evicted = true;
         }
         if self.stale > 1024 && self.stale > self.live_leaves() {
             self.sweep();
         }
+    }
+
+    /// Indexes every observation recorded since the last call: reads the string leaves of
+    /// those still held as text, and adds each whole value and each atom to the index.
+    fn catch_up(&mut self) {
+        if self.indexed_to == self.next_seq {
+            return;
+        }
+        let State {
+            observations,
+            index,
+            keys,
+            observed_bytes,
+            indexed_to,
+            ..
+        } = self;
+        for (seq, observation) in observations.iter_mut() {
+            if *seq < *indexed_to {
+                continue;
+            }
+            if let Some(text) = observation.pending.take() {
+                observation.leaves = leaves_of(&text);
+                *observed_bytes -= observation.charged;
+                observation.charged = observation.bytes();
+                *observed_bytes += observation.charged;
+            }
+            let mut hashes = Vec::new();
+            for (i, (_, value)) in observation.leaves.iter().enumerate() {
+                let seen = Seen {
+                    seq: *seq,
+                    leaf: u32::try_from(i).unwrap_or(u32::MAX),
+                };
+                hashes.clear();
+                if value.chars().count() >= MIN_TRACED_CHARS {
+                    hashes.push(keys.hash_one(value.as_str()));
+                }
+                atoms(value, |atom| hashes.push(keys.hash_one(atom)));
+                hashes.sort_unstable();
+                hashes.dedup();
+                for &key in &hashes {
+                    index.entry(key).or_default().push(seen);
+                }
+            }
+        }
+        *indexed_to = self.next_seq;
+        // The leaves may take more room than the text did.
+        self.evict();
     }
 
     fn live_leaves(&self) -> usize {
@@ -474,36 +531,131 @@ impl State {
     }
 }
 
-/// Every string leaf of `value` with its JSON pointer, normalized.
-fn collect_leaves(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
-    match value {
-        Value::String(s) => {
-            let normalized = normalize(s);
-            if !normalized.is_empty() {
-                out.push((pointer.clone(), normalized.into_owned()));
+/// Every string leaf of the JSON `text` with its JSON pointer, normalized, in document order.
+///
+/// The text is read as a stream, never built into a tree. Numbers and booleans are not traced:
+/// a number copied from a document cannot be told from one the user gave. Text that is not
+/// JSON (it never is: the registry records what it serialized) yields the leaves read before
+/// the error, so a fault can only make more values look observed.
+fn leaves_of(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pointer = String::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = Leaves {
+        pointer: &mut pointer,
+        out: &mut out,
+    }
+    .deserialize(&mut de);
+    out
+}
+
+/// A streaming reader of string leaves (see [`leaves_of`]).
+struct Leaves<'a> {
+    pointer: &'a mut String,
+    out: &'a mut Vec<(String, String)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Leaves<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Leaves<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        let normalized = normalize(s);
+        if !normalized.is_empty() {
+            self.out
+                .push((self.pointer.clone(), normalized.into_owned()));
+        }
+        Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let len = self.pointer.len();
+        let mut digits = itoa::Buffer::new();
+        for i in 0usize.. {
+            self.pointer.push('/');
+            self.pointer.push_str(digits.format(i));
+            let more = seq.next_element_seed(Leaves {
+                pointer: &mut *self.pointer,
+                out: &mut *self.out,
+            })?;
+            self.pointer.truncate(len);
+            if more.is_none() {
+                break;
             }
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&i.to_string());
-                collect_leaves(item, pointer, out);
-                pointer.truncate(len);
-            }
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let len = self.pointer.len();
+        while map.next_key_seed(Segment(&mut *self.pointer))?.is_some() {
+            map.next_value_seed(Leaves {
+                pointer: &mut *self.pointer,
+                out: &mut *self.out,
+            })?;
+            self.pointer.truncate(len);
         }
-        Value::Object(members) => {
-            for (k, v) in members {
-                let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
-                collect_leaves(v, pointer, out);
-                pointer.truncate(len);
+        Ok(())
+    }
+}
+
+/// Reads an object key and appends it to a JSON pointer as one escaped segment.
+struct Segment<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Segment<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Segment<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<(), E> {
+        self.0.push('/');
+        if key.contains(['~', '/']) {
+            for c in key.chars() {
+                match c {
+                    '~' => self.0.push_str("~0"),
+                    '/' => self.0.push_str("~1"),
+                    c => self.0.push(c),
+                }
             }
+        } else {
+            self.0.push_str(key);
         }
-        // Numbers and booleans are not traced: a number copied from a document cannot be told
-        // from one the user gave.
-        _ => {}
+        Ok(())
     }
 }
 
@@ -552,3 +704,114 @@ impl fmt::Display for SessionError {
 }
 
 impl std::error::Error for SessionError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The pointer-and-value list a tree walk gives: what the streaming reader must match.
+    fn walk(value: &Value, pointer: &mut String, out: &mut Vec<(String, String)>) {
+        match value {
+            Value::String(s) => {
+                let normalized = normalize(s);
+                if !normalized.is_empty() {
+                    out.push((pointer.clone(), normalized.into_owned()));
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{i}"));
+                    walk(item, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(members) => {
+                for (k, v) in members {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                    walk(v, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "[a-z~/@. \u{e9}\u{301}\"\\\\]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[a-z~/]{0,4}", inner), 0..6)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The streaming reader over a value's text finds exactly the leaves, pointers and
+        /// normalized values a walk over the parsed tree finds, in the same order.
+        #[test]
+        fn streamed_leaves_match_a_tree_walk(value in json()) {
+            let mut expected = Vec::new();
+            walk(&value, &mut String::new(), &mut expected);
+            prop_assert_eq!(leaves_of(&value.to_string()), expected);
+        }
+    }
+
+    #[test]
+    fn recording_defers_indexing_until_a_check_needs_it() {
+        let session = Session::new();
+        session.record_external(
+            "web",
+            "call_1",
+            &serde_json::json!({"items": [{"to": "Mallory@Evil.test"}]}),
+            false,
+        );
+        assert!(
+            session.lock().index.is_empty(),
+            "recording alone indexes nothing"
+        );
+        let seen = session.sightings("mallory@evil.test");
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].pointer, "/items/0/to");
+        assert_eq!(seen[0].source.call_id, "call_1");
+    }
+
+    #[test]
+    fn a_pending_observation_counts_its_text_and_is_dropped_past_the_limit() {
+        let session = Session::with_limits(SessionLimits::default().max_observations(2));
+        for i in 0..3 {
+            session.record_external(
+                "web",
+                &format!("call_{i}"),
+                &serde_json::json!({"url": format!("https://site{i}.test/page")}),
+                false,
+            );
+        }
+        let (count, bytes) = session.observed();
+        assert_eq!(count, 2);
+        assert!(
+            session.is_strict(),
+            "a dropped observation makes the session strict"
+        );
+        assert!(
+            session.sightings("site0.test/page").is_empty(),
+            "the oldest was dropped"
+        );
+        assert_eq!(session.sightings("https://site2.test/page").len(), 1);
+        // Indexed, each observation counts its pointer and value plus a fixed overhead.
+        assert_eq!(bytes, 2 * ("/url".len() + "site1.test/page".len() + 64));
+    }
+}
