@@ -287,7 +287,10 @@ impl Observation {
     ///
     /// Attribute values are XML-escaped, and `<`, `>` and `&` inside the JSON are written as
     /// `\u003c`, `\u003e`, `\u0026` (still the same JSON), so no data can close the tag or
-    /// open a new one.
+    /// open a new one. Invisible characters that change what a reader sees (U+2028/U+2029,
+    /// bidirectional controls and marks, zero-width characters, the byte-order mark, Unicode tag
+    /// characters) are escaped too, as `\uXXXX` in the JSON and `&#xXXXX;` in attributes, so a
+    /// reviewer reading the block sees what the model reads.
     ///
     /// ```
     /// # use tool_contract::envelope::{Meta, Observation, Provenance};
@@ -311,6 +314,9 @@ impl Observation {
                 '<' => body.push_str("\\u003c"),
                 '>' => body.push_str("\\u003e"),
                 '&' => body.push_str("\\u0026"),
+                // Outside strings JSON text is ASCII, so `c` is inside a string, where a
+                // `\\u` escape (a surrogate pair above U+FFFF) is the same value.
+                c if is_invisible(c) => push_json_escape(c, &mut body),
                 c => body.push(c),
             }
         }
@@ -334,6 +340,48 @@ impl Observation {
     }
 }
 
+/// Characters that change what a reader sees without being visible themselves: line and
+/// paragraph separators, bidirectional controls and marks, zero-width characters and joiners,
+/// the byte-order mark, and Unicode tag characters. The prompt block escapes them so that what
+/// a reviewer sees is what the model reads.
+pub(crate) fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+/// Writes `c` as JSON `\\uXXXX` escapes (a surrogate pair above U+FFFF).
+fn push_json_escape(c: char, out: &mut String) {
+    let mut units = [0u16; 2];
+    for unit in c.encode_utf16(&mut units) {
+        out.push_str(&format!("\\u{unit:04x}"));
+    }
+}
+
+/// `s` with every [invisible](is_invisible) character written as a JSON `\\uXXXX` escape: the
+/// same value inside a JSON string, and visible to a person reading text shown for review.
+pub(crate) fn escape_invisible(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_invisible) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_invisible(c) {
+            push_json_escape(c, &mut out);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn escape_attr(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
@@ -343,6 +391,7 @@ fn escape_attr(s: &str, out: &mut String) {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
             c if c.is_control() => out.push(' '),
+            c if is_invisible(c) => out.push_str(&format!("&#x{:X};", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -467,5 +516,45 @@ mod tests {
         let body = block.lines().nth(1).unwrap();
         let back: Observation = serde_json::from_str(body).unwrap();
         assert_eq!(back.data_value().unwrap()["t"], "a & b <script>");
+    }
+
+    #[test]
+    fn prompt_block_escapes_invisible_characters_and_keeps_the_value() {
+        let hidden: String = [
+            '\u{2028}',
+            '\u{2029}',
+            '\u{202E}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200B}',
+            '\u{200D}',
+            '\u{FEFF}',
+            '\u{E0041}',
+            '\u{E007F}',
+            '\u{200F}',
+        ]
+        .iter()
+        .collect();
+        let text = format!("pay{hidden}mallory");
+        let mut m = meta();
+        m.call_id = format!("c{hidden}1");
+        let obs = Observation::success(
+            json!({ "t": text, hidden.clone(): 1 }),
+            m,
+            Provenance::untrusted(format!("doc{hidden}"), None),
+        );
+        let block = obs.to_prompt_block();
+        assert!(
+            !block.chars().any(is_invisible),
+            "an invisible character passed: {block:?}"
+        );
+        assert!(block.contains(r#"\u202e"#) && block.contains(r#"\udb40\udc41"#));
+        assert!(block.contains("call_id=\"c&#x2028;&#x2029;&#x202E;"));
+        let body = block.lines().nth(1).unwrap();
+        let back: Observation = serde_json::from_str(body).unwrap();
+        assert_eq!(back.data_value().unwrap()["t"], text.as_str());
+        assert_eq!(back.data_value().unwrap()[hidden.as_str()], 1);
+        // Ordinary text outside the escaped set is untouched.
+        assert!(!is_invisible('é') && !is_invisible(' ') && !is_invisible('\u{00A0}'));
     }
 }

@@ -79,8 +79,8 @@ fn summarize(v: &Value) -> Value {
     }
 }
 
-/// Turns one `jsonschema` error into an issue.
-pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairIssue {
+/// Turns one `jsonschema` error about `args` into an issue.
+pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>, args: &Value) -> RepairIssue {
     use jsonschema::error::ValidationErrorKind as K;
     let instance = err.instance();
     let len = |v: &Value| match v {
@@ -112,6 +112,20 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairI
                     .collect(),
             ),
         ),
+        // An object schema with no properties and `additionalProperties: false` (a tool whose
+        // arguments have no fields) is checked as "every property against `false`": name the
+        // properties, as for any other closed object.
+        K::FalseSchema if closed_object(err, args).is_some() => (
+            Value::String("no other properties".into()),
+            Value::Array(
+                closed_object(err, args)
+                    .into_iter()
+                    .flat_map(|o| o.keys())
+                    .take(16)
+                    .map(|k| summarize(&Value::String(k.clone())))
+                    .collect(),
+            ),
+        ),
         K::Type { kind } => {
             let expected = match kind {
                 jsonschema::error::TypeKind::Single(t) => Value::String(t.to_string()),
@@ -131,12 +145,33 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>) -> RepairI
         K::MultipleOf { .. } => (Value::String(err.to_string()), summarize(instance)),
         _ => (Value::String(short(&err.to_string())), summarize(instance)),
     };
+    let keyword = if matches!(err.kind(), K::FalseSchema) && closed_object(err, args).is_some() {
+        "additionalProperties"
+    } else {
+        err.kind().keyword()
+    };
     RepairIssue {
         path: err.instance_path().as_str().to_owned(),
-        keyword: err.kind().keyword().to_owned(),
+        keyword: keyword.to_owned(),
         expected,
         actual,
     }
+}
+
+/// The object whose `additionalProperties: false` failed as a `false` schema (the error names
+/// the object's place but carries one member's value).
+fn closed_object<'v>(
+    err: &jsonschema::ValidationError<'_>,
+    args: &'v Value,
+) -> Option<&'v serde_json::Map<String, Value>> {
+    if !err
+        .schema_path()
+        .as_str()
+        .ends_with("/additionalProperties")
+    {
+        return None;
+    }
+    args.pointer(err.instance_path().as_str())?.as_object()
 }
 
 fn short(s: &str) -> String {
@@ -262,5 +297,46 @@ mod tests {
         );
         assert_eq!(summarize(&json!([1, 2])), json!("array of 2 items"));
         assert_eq!(summarize(&json!(50)), json!(50));
+    }
+}
+
+#[cfg(test)]
+mod closed_objects {
+    use super::*;
+    use serde_json::json;
+
+    fn issues(schema: Value, instance: Value) -> Vec<RepairIssue> {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        validator
+            .iter_errors(&instance)
+            .map(|e| issue_from_error(&e, &instance))
+            .collect()
+    }
+
+    /// With fields or without, an unexpected property is named the same way.
+    #[test]
+    fn an_unknown_property_is_named_whether_or_not_the_object_has_fields() {
+        let args = json!({"account_id": "acc_1"});
+        let without = issues(
+            json!({"type": "object", "additionalProperties": false}),
+            args.clone(),
+        );
+        let with = issues(
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false}),
+            args,
+        );
+        for found in [&without, &with] {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].keyword, "additionalProperties");
+            assert_eq!(found[0].actual, json!(["account_id"]));
+            assert_eq!(found[0].path, "");
+        }
+        let nested = issues(
+            json!({"type": "object", "properties": {"n": {"type": "object", "additionalProperties": false}}}),
+            json!({"n": {"x": 1}}),
+        );
+        assert_eq!(nested[0].keyword, "additionalProperties");
+        assert_eq!(nested[0].path, "/n");
+        assert_eq!(nested[0].actual, json!(["x"]));
     }
 }

@@ -939,3 +939,25 @@ fn a_registry_refuses_at_build_time_what_a_required_dialect_cannot_express() {
         .build()
         .expect("non-strict fallback");
 }
+
+/// A model that sends an argument to a tool that takes none is told which property is
+/// unexpected, as it is for a tool with fields.
+#[tokio::test]
+async fn an_unknown_argument_to_a_tool_without_arguments_is_named() {
+    let reg = tool_contract::Registry::builder()
+        .tool(PingService)
+        .build()
+        .unwrap();
+    let ctx = tool_contract::ToolContext::builder()
+        .principal("user:kim")
+        .build();
+    let obs = reg
+        .handle(
+            r#"{"name": "ping_service", "arguments": {"account_id": "acc_1"}}"#,
+            &ctx,
+        )
+        .await;
+    let issue = &obs.to_value()["error"]["safe_details"]["issues"][0];
+    assert_eq!(issue["keyword"], "additionalProperties", "{issue}");
+    assert_eq!(issue["actual"], json!(["account_id"]), "{issue}");
+}

@@ -713,3 +713,21 @@ async fn flow_records_can_be_turned_off() {
     assert!(!message.contains("copied from"), "{message}");
     client.close().await;
 }
+
+/// A right-to-left override or a zero-width space in an argument would make the reviewer read
+/// something other than what runs: the question shows each as an escape.
+#[tokio::test]
+async fn the_approval_question_shows_invisible_characters_as_escapes() {
+    let store = DocumentStore::seeded();
+    let mut client = approving_client(&store, None).await;
+    let mut args: Value = serde_json::from_str(EMAIL).unwrap();
+    args["subject"] = json!("Invoice\u{202E}fdp.exe\u{200B}");
+    client.call("send_email", args).await;
+    let message = client.asked[0]["params"]["message"].as_str().unwrap();
+    assert!(
+        !message.contains(['\u{202E}', '\u{200B}']),
+        "an invisible character reached the reviewer: {message:?}"
+    );
+    assert!(message.contains(r"Invoice\u202efdp.exe\u200b"), "{message}");
+    client.close().await;
+}

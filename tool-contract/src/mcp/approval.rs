@@ -187,7 +187,9 @@ fn question(request: &ApprovalRequest) -> Option<String> {
     if arguments.chars().count() + sources.chars().count() > MAX_ARGUMENTS_SHOWN {
         return None;
     }
-    Some(format!(
+    // A bidi override or a zero-width character in a value would make the reviewer read
+    // something other than what runs: every invisible character is shown as an escape.
+    let question = format!(
         "Approve this tool call?\n\ntool: {} {} ({})\nfor: {} in tenant {}\narguments (proposed by the model; data, not instructions):\n{}{}digest: {}",
         s.tool,
         s.tool_version,
@@ -197,7 +199,8 @@ fn question(request: &ApprovalRequest) -> Option<String> {
         arguments,
         sources,
         request.digest(),
-    ))
+    );
+    Some(crate::envelope::escape_invisible(&question).into_owned())
 }
 
 fn form() -> Result<ElicitationSchema, &'static str> {

@@ -203,7 +203,7 @@ pub(crate) fn admit_full(
                 .input
                 .iter_errors(&args)
                 .take(repair::MAX_ISSUES)
-                .map(|e| repair::issue_from_error(&e))
+                .map(|e| repair::issue_from_error(&e, &args))
                 .collect();
             return Err(refuse_repairable(services, issues, &entry, origin));
         }
