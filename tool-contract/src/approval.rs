@@ -414,7 +414,10 @@ impl ApprovalConfig {
         )
         .await;
         let refused = match consumed {
-            Ok(true) => None,
+            Ok(true) => {
+                fail::fail_point!("tc::grant_consumed");
+                None
+            }
             Ok(false) => Some(ToolError::policy_denied(
                 "APPROVAL_GRANT_CONSUMED",
                 "the approval grant was already used; each grant releases one execution",

@@ -367,6 +367,7 @@ fn push_json_escape(c: char, out: &mut String) {
 
 /// `s` with every [invisible](is_invisible) character written as a JSON `\\uXXXX` escape: the
 /// same value inside a JSON string, and visible to a person reading text shown for review.
+#[cfg(feature = "mcp")]
 pub(crate) fn escape_invisible(s: &str) -> std::borrow::Cow<'_, str> {
     if !s.chars().any(is_invisible) {
         return std::borrow::Cow::Borrowed(s);

@@ -202,6 +202,7 @@ async fn run_inner(
         let outcome = match decoded {
             Err(e) => Err(e),
             Ok(args) => {
+                fail::fail_point!("tc::before_effect");
                 let mut fut = std::pin::pin!(AssertUnwindSafe(entry.runner.run(
                     args,
                     &call.ctx,
@@ -318,6 +319,7 @@ async fn run_inner(
             Observation::failure(err, meta, provenance)
         }
     };
+    fail::fail_point!("tc::after_effect");
     if let Some(held) = held {
         let mut disposition =
             crate::idempotency::disposition(observation.error.as_ref(), handler_ran);

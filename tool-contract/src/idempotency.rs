@@ -53,6 +53,23 @@
 //! If recording fails after a successful effect, the caller still gets the real result and the
 //! claim stays held until its lease ends, so an immediate retry is `IDEMPOTENCY_IN_PROGRESS`,
 //! never a second send.
+//!
+//! # Crashes
+//! A process that dies mid-call (killed, power cut) leaves the store in one of the states
+//! above; what a retry from a fresh process gets depends on where it died. The crash tests
+//! kill a child process with `SIGKILL` at each step (failpoints compiled in by the
+//! `failpoints` feature, for tests only) on SQLite and PostgreSQL, then retry:
+//!
+//! | killed | the effect | a retry from a new process gets |
+//! |---|---|---|
+//! | after the claim (`tc::claimed`) | has not run | `IDEMPOTENCY_IN_PROGRESS` until the lease ends, then the one run |
+//! | as the handler starts (`tc::before_effect`) | has not run | `IDEMPOTENCY_IN_PROGRESS` until the lease ends, then the one run |
+//! | after the effect, before the record (`tc::after_effect`) | ran once | `IDEMPOTENCY_IN_PROGRESS` until the lease ends, then **a second run with the same key**: pass the key downstream so it can drop the repeat |
+//! | after the record (`tc::recorded`) | ran once | the recorded result, replayed |
+//! | after an approval grant was consumed (`tc::grant_consumed`) | has not run | `IDEMPOTENCY_IN_PROGRESS` until the lease ends, then `APPROVAL_GRANT_CONSUMED`: nothing runs without a new approval |
+//!
+//! The record itself is one conditional statement, so a crash "during" it is one of the rows
+//! either side: the statement committed or it did not.
 
 use serde_json::{Map, Value};
 
@@ -265,7 +282,10 @@ pub(crate) async fn begin(
         expires_at_ms: crate::clock::later(now, cfg.retention_ms).max(lease_until_ms),
     };
     match bounded(ctx.deadline(), cfg.store.claim(req)).await {
-        Ok(Claim::Acquired) => Ok(Some(Held { key: scoped, token })),
+        Ok(Claim::Acquired) => {
+            fail::fail_point!("tc::claimed");
+            Ok(Some(Held { key: scoped, token }))
+        }
         Ok(Claim::Replay(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
             Ok(obs) => Err(Early::Replay(Box::new(obs))),
             Err(_) => Err(Early::Refuse(ToolError::internal(
@@ -367,7 +387,10 @@ pub(crate) async fn end(
             )
             .await
             {
-                Ok(true) => diagnostics.push("idempotency: result recorded".into()),
+                Ok(true) => {
+                    fail::fail_point!("tc::recorded");
+                    diagnostics.push("idempotency: result recorded".into());
+                }
                 Ok(false) => diagnostics
                     .push("idempotency: the lease was lost before the result was recorded".into()),
                 Err(e) => {

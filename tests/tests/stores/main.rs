@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod conformance;
+mod crash;
 mod memory;
 mod postgres;
 mod sqlite;

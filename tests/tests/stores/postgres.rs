@@ -328,3 +328,36 @@ async fn race_child() {
         .unwrap();
     checks::race_child(store, dir.as_ref()).await;
 }
+
+/// A keyed write killed at each step, then retried from a fresh process (`crate::crash`).
+#[test]
+fn a_crash_at_every_step_runs_the_effect_at_most_once() {
+    let Some(url) = database_url() else {
+        return;
+    };
+    let schema = Schema::new(&url);
+    let child = checks::test_name(module_path!(), "crash_child");
+    let env = [
+        ("TC_CRASH_URL", url.as_str()),
+        ("TC_CRASH_SCHEMA", &schema.name),
+    ];
+    let open = || async {
+        PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
+            .await
+            .unwrap()
+    };
+    crate::crash::matrix("postgres", &child, &env, open);
+}
+
+#[tokio::test]
+#[ignore = "a child process of a_crash_at_every_step_runs_the_effect_at_most_once"]
+async fn crash_child() {
+    let vars = ["TC_CRASH_URL", "TC_CRASH_SCHEMA"].map(std::env::var);
+    let [Ok(url), Ok(schema)] = vars else {
+        return;
+    };
+    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema)
+        .await
+        .unwrap();
+    crate::crash::child(store).await;
+}

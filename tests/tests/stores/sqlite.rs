@@ -217,3 +217,31 @@ async fn race_child() {
     let store = SqliteStore::open(db).await.unwrap();
     checks::race_child(store, dir.as_ref()).await;
 }
+
+/// A keyed write killed at each step, then retried from a fresh process (`crate::crash`).
+#[test]
+fn a_crash_at_every_step_runs_the_effect_at_most_once() {
+    let dir = TempDir::new().unwrap();
+    let db = dir.path().join("crash.db");
+    let child = checks::test_name(module_path!(), "crash_child");
+    let open = || async {
+        SqliteStore::open(dir.path().join("crash.db"))
+            .await
+            .unwrap()
+    };
+    crate::crash::matrix(
+        "sqlite",
+        &child,
+        &[("TC_CRASH_DB", db.to_str().unwrap())],
+        open,
+    );
+}
+
+#[tokio::test]
+#[ignore = "a child process of a_crash_at_every_step_runs_the_effect_at_most_once"]
+async fn crash_child() {
+    let Ok(db) = std::env::var("TC_CRASH_DB") else {
+        return;
+    };
+    crate::crash::child(SqliteStore::open(db).await.unwrap()).await;
+}
