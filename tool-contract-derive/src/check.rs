@@ -401,6 +401,13 @@ fn check_idempotency_key_field(cx: &Ctxt, s: &ArgsStruct) {
     }
 }
 
+/// The runtime crate's copy of the security-name list, which checks the properties of nested
+/// and flattened types when a registry is built: compiled here to check the two agree.
+#[cfg(test)]
+#[path = "../../tool-contract/src/security_names.rs"]
+#[allow(dead_code)]
+mod runtime_names;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,5 +516,65 @@ mod tests {
             }
         });
         assert!(errs.is_empty(), "{errs:#?}");
+    }
+
+    /// The derive's list and the runtime's list classify every name alike.
+    #[test]
+    fn the_runtime_checks_the_same_names() {
+        let stems = [
+            "tenant",
+            "tenant_id",
+            "org_id",
+            "organization_id",
+            "user_id",
+            "principal",
+            "principal_id",
+            "is_admin",
+            "role",
+            "roles",
+            "scope",
+            "scopes",
+            "token",
+            "api_key",
+            "password",
+            "secret",
+            "query",
+            "title",
+            "owner",
+            "user",
+            "admin",
+            "organization",
+            "top_k",
+            "scoped",
+            "tokens_used",
+            "secretary",
+            "",
+        ];
+        for stem in stems {
+            let camel: String = stem
+                .split('_')
+                .enumerate()
+                .map(|(i, w)| {
+                    let mut c = w.chars();
+                    match (i, c.next()) {
+                        (0, Some(f)) => f.to_string() + c.as_str(),
+                        (_, Some(f)) => f.to_uppercase().collect::<String>() + c.as_str(),
+                        (_, None) => String::new(),
+                    }
+                })
+                .collect();
+            for name in [
+                stem.to_owned(),
+                stem.to_uppercase().replace('_', "-"),
+                camel,
+                format!("x_{stem}"),
+            ] {
+                assert_eq!(
+                    security_kind(&name).map(|k| format!("{k:?}")),
+                    super::runtime_names::security_name(&name).map(|k| format!("{k:?}")),
+                    "{name}"
+                );
+            }
+        }
     }
 }

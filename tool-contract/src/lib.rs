@@ -81,6 +81,7 @@ pub mod extract;
 pub mod clock;
 pub mod stage;
 pub mod canonical;
+mod security_names;
 mod random;
 mod json;
 pub mod schema;

@@ -767,3 +767,125 @@ fn unknown_tool_lists_only_tools_the_caller_may_use() {
         ])
     );
 }
+
+/// Security context below the top level: nested, in a collection, in a map value.
+mod nested_security {
+    use std::collections::BTreeMap;
+
+    use tool_contract::{tool, ToolArgs, ToolError};
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub struct Owner {
+        /// The owner's name.
+        #[schemars(length(max = 64))]
+        pub name: String,
+        /// Which tenant: a model must never choose this.
+        #[schemars(length(max = 64))]
+        pub tenant_id: String,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    pub struct Member {
+        /// A privilege flag.
+        #[serde(rename = "isAdmin")]
+        pub is_admin: bool,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub struct NestedArgs {
+        /// Who owns the note.
+        pub owner: Owner,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub struct ListArgs {
+        /// The owners.
+        #[schemars(length(max = 4))]
+        pub owners: Vec<Owner>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub struct MapArgs {
+        /// Members by name.
+        #[tool(unbounded = "a test of map values")]
+        pub members: BTreeMap<String, Member>,
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub struct ChosenArgs {
+        /// A persona the model picks; its `tenant_id` is a display label here.
+        #[tool(model_supplied = "a fictional persona, not the caller's tenant")]
+        pub persona: Owner,
+    }
+
+    /// Files a note. Use it to keep a note; it changes nothing else.
+    #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    pub async fn file_nested(_args: NestedArgs) -> Result<bool, ToolError> {
+        Ok(true)
+    }
+    /// Files a note. Use it to keep a note; it changes nothing else.
+    #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    pub async fn file_list(_args: ListArgs) -> Result<bool, ToolError> {
+        Ok(true)
+    }
+    /// Files a note. Use it to keep a note; it changes nothing else.
+    #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    pub async fn file_map(_args: MapArgs) -> Result<bool, ToolError> {
+        Ok(true)
+    }
+    /// Files a note. Use it to keep a note; it changes nothing else.
+    #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100)]
+    pub async fn file_chosen(_args: ChosenArgs) -> Result<bool, ToolError> {
+        Ok(true)
+    }
+}
+
+#[test]
+fn security_context_below_the_top_level_stops_the_build() {
+    use nested_security::*;
+    // (A flattened struct is refused at compile time: `#[serde(flatten)]` disables
+    // `deny_unknown_fields`.)
+    let cases: [(&str, Result<Registry, RegistryError>, &str); 3] = [
+        (
+            "file_nested",
+            Registry::builder().tool(FileNested).build(),
+            "/properties/owner/properties/tenant_id",
+        ),
+        (
+            "file_list",
+            Registry::builder().tool(FileList).build(),
+            "/properties/owners/items/properties/tenant_id",
+        ),
+        (
+            "file_map",
+            Registry::builder().tool(FileMap).build(),
+            "/properties/members/additionalProperties/properties/isAdmin",
+        ),
+    ];
+    for (tool, built, pointer) in cases {
+        let err = built
+            .err()
+            .unwrap_or_else(|| panic!("{tool} was registered"));
+        assert_eq!(
+            err,
+            RegistryError::SecurityContext {
+                tool: tool.into(),
+                pointer: pointer.into()
+            }
+        );
+        assert!(err.to_string().contains("model_supplied"), "{err}");
+    }
+    // The top-level field's opt-out covers its subtree.
+    assert!(Registry::builder().tool(FileChosen).build().is_ok());
+}

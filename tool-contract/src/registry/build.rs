@@ -91,6 +91,15 @@ pub enum RegistryError {
         /// `string` or `array`.
         kind: &'static str,
     },
+    /// A property below the top level (in a nested or flattened struct, a collection or a
+    /// map) is named like security context, e.g. `tenant_id` or `api_token` (compile-time
+    /// rule 5, checked here where the derive cannot see the nested type's fields).
+    SecurityContext {
+        /// Tool name.
+        tool: String,
+        /// JSON pointer into the input schema.
+        pointer: String,
+    },
 }
 
 impl fmt::Display for RegistryError {
@@ -119,6 +128,10 @@ impl fmt::Display for RegistryError {
             } => write!(
                 f,
                 "`{tool}` field `{field}` declares flows_from(\"{reference}\"): {reason}"
+            ),
+            RegistryError::SecurityContext { tool, pointer } => write!(
+                f,
+                "the input schema of `{tool}` has a security-context property at `{pointer}`: a tenant, caller, privilege or secret must come from the trusted context (extractors such as `Tenant`, `Principal`, `State<T>`), not from model arguments; if the model really chooses it, mark the top-level field `#[tool(model_supplied = \"why\")]`"
             ),
             RegistryError::Unbounded { tool, pointer, kind } => write!(
                 f,
@@ -356,6 +369,7 @@ impl RegistryBuilder {
                     version: contract.version.clone(),
                 });
             }
+            lint_security_context(contract, runner.fields())?;
             if self.lint_bounds {
                 lint_bounds(contract, runner.fields())?;
             }
@@ -495,6 +509,78 @@ fn lint_bounds(
                 tool: contract.name.clone(),
                 pointer,
                 kind,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Rule 5 below the top level: no property a model writes, at any depth, is named like
+/// security context. Top-level fields are the derive's to check (at compile time, with their
+/// `model_supplied` opt-out); a top-level field marked `model_supplied` is skipped with its
+/// subtree. Properties a flattened struct brings to the top level are checked here.
+fn lint_security_context(
+    contract: &crate::ToolContract,
+    fields: &[crate::ArgField],
+) -> Result<(), RegistryError> {
+    fn walk(schema: &Value, pointer: &str, depth: usize, found: &mut Option<String>) {
+        if found.is_some() || depth > 32 {
+            return;
+        }
+        let Value::Object(m) = schema else { return };
+        if let Some(Value::Object(props)) = m.get("properties") {
+            for (k, v) in props {
+                let here = format!(
+                    "{pointer}/properties/{}",
+                    k.replace('~', "~0").replace('/', "~1")
+                );
+                if crate::security_names::security_name(k).is_some() {
+                    *found = Some(here);
+                    return;
+                }
+                walk(v, &here, depth + 1, found);
+            }
+        }
+        for key in ["items", "additionalProperties"] {
+            if let Some(v) = m.get(key) {
+                walk(v, &format!("{pointer}/{key}"), depth + 1, found);
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+            if let Some(Value::Array(alts)) = m.get(key) {
+                for (i, v) in alts.iter().enumerate() {
+                    walk(v, &format!("{pointer}/{key}/{i}"), depth + 1, found);
+                }
+            }
+        }
+    }
+    let Some(props) = contract
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
+        return Ok(());
+    };
+    for (name, schema) in props {
+        let field = fields.iter().find(|f| f.wire_name == name);
+        if field.is_some_and(|f| f.model_supplied.is_some()) {
+            continue;
+        }
+        let pointer = format!("/properties/{}", name.replace('~', "~0").replace('/', "~1"));
+        // A declared field's own name was checked by the derive; one a flattened struct
+        // brought is checked here.
+        if field.is_none() && crate::security_names::security_name(name).is_some() {
+            return Err(RegistryError::SecurityContext {
+                tool: contract.name.clone(),
+                pointer,
+            });
+        }
+        let mut found = None;
+        walk(schema, &pointer, 0, &mut found);
+        if let Some(pointer) = found {
+            return Err(RegistryError::SecurityContext {
+                tool: contract.name.clone(),
+                pointer,
             });
         }
     }
