@@ -3,6 +3,7 @@
 //! session) and off (no session). `cargo test -p tool-contract-tests --test attack -- --nocapture`
 //! prints the results.
 
+mod banking;
 mod harness;
 mod workspace;
 
@@ -16,7 +17,10 @@ fn flow_control_stops_every_injection_and_keeps_the_tasks() {
         .unwrap();
     for mode in [Mode::On, Mode::Off] {
         let mut total = Tally::default();
-        let tallies = vec![("workspace", run_suite(&rt, &workspace::suite(), mode))];
+        let tallies = vec![
+            ("workspace", run_suite(&rt, &workspace::suite(), mode)),
+            ("banking", run_suite(&rt, &banking::suite(), mode)),
+        ];
         for (name, tally) in &tallies {
             println!("{}", tally.line(name, mode));
             for why in &tally.false_refusals {
