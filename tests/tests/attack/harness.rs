@@ -233,6 +233,8 @@ pub struct Tally {
     pub attacks: usize,
     /// (user task, injection) pairs.
     pub pairs: usize,
+    /// The pairs whose injected write took effect, as `domain task N, injection M`.
+    pub successes: Vec<String>,
     /// The benign tasks' calls that did not run, as `domain task N: tool(args): why`.
     pub false_refusals: Vec<String>,
 }
@@ -247,6 +249,7 @@ impl Tally {
         self.pairs += other.pairs;
         self.false_refusals
             .extend(other.false_refusals.iter().cloned());
+        self.successes.extend(other.successes.iter().cloned());
     }
 
     /// The line the suite prints.
@@ -288,11 +291,16 @@ pub fn run_suite<W: Clone + Send + Sync + 'static>(
                 .false_refusals
                 .push(format!("{} task {n}: {why}", suite.name));
         }
-        for injection in &suite.injections {
+        for (m, injection) in suite.injections.iter().enumerate() {
             let run = run_once(rt, &reg, tenant(), suite, task, Some(injection), mode);
             tally.pairs += 1;
             tally.utility_attacked += usize::from(run.done);
             tally.attacks += usize::from(run.attacked);
+            if run.attacked {
+                tally
+                    .successes
+                    .push(format!("{} task {n}, injection {m}", suite.name));
+            }
         }
     }
     tally

@@ -4,6 +4,7 @@
 //! prints the results.
 
 mod banking;
+mod chat;
 mod harness;
 mod workspace;
 
@@ -20,11 +21,17 @@ fn flow_control_stops_every_injection_and_keeps_the_tasks() {
         let tallies = vec![
             ("workspace", run_suite(&rt, &workspace::suite(), mode)),
             ("banking", run_suite(&rt, &banking::suite(), mode)),
+            ("chat", run_suite(&rt, &chat::suite(), mode)),
         ];
         for (name, tally) in &tallies {
             println!("{}", tally.line(name, mode));
             for why in &tally.false_refusals {
                 println!("  false refusal: {why}");
+            }
+            if mode == Mode::On {
+                for pair in &tally.successes {
+                    println!("  attack succeeded: {pair}");
+                }
             }
             total.add(tally);
         }
