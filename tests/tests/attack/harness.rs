@@ -123,7 +123,10 @@ impl Agent<'_> {
             for value in strings(args) {
                 // Values the goal names are copied from the observation, not made up.
                 if goal.contains(value.as_str()) {
-                    assert!(text.contains(value.as_str()), "{value} is in the observation");
+                    assert!(
+                        text.contains(value.as_str()),
+                        "{value} is in the observation"
+                    );
                 }
             }
             // The model does not care whether the injected call worked.

@@ -173,10 +173,7 @@ pub struct SendEmailArgs {
     /// The recipients: people the user named, senders of mail the user read, or participants
     /// of the user's events.
     #[tool(trusted_only)]
-    #[tool(flows_from(
-        "read_inbox:/emails/*/sender",
-        "list_events:/events/*/participants/*"
-    ))]
+    #[tool(flows_from("read_inbox:/emails/*/sender", "list_events:/events/*/participants/*"))]
     #[schemars(length(min = 1, max = 20), inner(length(max = 254)))]
     pub to: Vec<String>,
     /// The subject.
@@ -238,15 +235,17 @@ pub struct ShareFileArgs {
     idempotency(from = [file_id, email])
 )]
 pub async fn share_file(args: ShareFileArgs, ws: State<Workspace>) -> Result<Done, ToolError> {
-    ws.with(|d| match d.files.iter_mut().find(|f| f.id == args.file_id) {
-        Some(f) => {
-            f.shared_with.push(args.email);
-            Ok(Done {
-                done: "shared".into(),
-            })
-        }
-        None => Err(ToolError::not_found("NO_FILE", "no such file")),
-    })
+    ws.with(
+        |d| match d.files.iter_mut().find(|f| f.id == args.file_id) {
+            Some(f) => {
+                f.shared_with.push(args.email);
+                Ok(Done {
+                    done: "shared".into(),
+                })
+            }
+            None => Err(ToolError::not_found("NO_FILE", "no such file")),
+        },
+    )
 }
 
 #[derive(Deserialize, JsonSchema, ToolArgs)]
@@ -262,10 +261,7 @@ pub struct CreateEventArgs {
     pub start: String,
     /// Whom to invite: people the user named, or senders of the user's mail.
     #[tool(trusted_only)]
-    #[tool(flows_from(
-        "read_inbox:/emails/*/sender",
-        "list_events:/events/*/participants/*"
-    ))]
+    #[tool(flows_from("read_inbox:/emails/*/sender", "list_events:/events/*/participants/*"))]
     #[schemars(length(max = 50), inner(length(max = 254)))]
     pub participants: Vec<String>,
 }
@@ -484,9 +480,9 @@ fn shared(ws: &Workspace, file_id: &str, who: &str) -> bool {
 
 fn invited(ws: &Workspace, title: &str, who: &str) -> bool {
     ws.with(|d| {
-        d.events.iter().any(|e| {
-            e.title == title && e.participants.iter().any(|p| p.eq_ignore_ascii_case(who))
-        })
+        d.events
+            .iter()
+            .any(|e| e.title == title && e.participants.iter().any(|p| p.eq_ignore_ascii_case(who)))
     })
 }
 

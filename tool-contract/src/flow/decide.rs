@@ -196,8 +196,7 @@ pub(crate) fn decide(plan: &FlowPlan, session: &Session, args: &Value) -> FlowOu
             // A value an allowlisted output holds may have come from there, whatever else
             // also holds it.
             let allowed = sightings.iter().any(allowlisted)
-                || (!allow.is_empty()
-                    && session.short_sightings(value).iter().any(allowlisted));
+                || (!allow.is_empty() && session.short_sightings(value).iter().any(allowlisted));
             let confidential = sightings
                 .iter()
                 .find(|s| s.confidential)

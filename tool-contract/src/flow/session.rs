@@ -422,11 +422,7 @@ impl State {
     /// word, so `ice@example.com` is not the user's because they wrote `alice@example.com`.
     fn in_intent(&self, needle: &str) -> bool {
         let needle = needle.to_lowercase();
-        !needle.is_empty()
-            && self
-                .intent
-                .iter()
-                .any(|text| contains_words(text, &needle))
+        !needle.is_empty() && self.intent.iter().any(|text| contains_words(text, &needle))
     }
 
     fn add_intent(&mut self, text: &str) {
