@@ -578,7 +578,7 @@ fn contains_words(text: &str, needle: &str) -> bool {
     text.match_indices(needle).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + needle.len()..].chars().next();
-        !(starts_word && before.is_some_and(word)) && !(ends_word && after.is_some_and(word))
+        (!starts_word || !before.is_some_and(word)) && (!ends_word || !after.is_some_and(word))
     })
 }
 
