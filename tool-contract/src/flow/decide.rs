@@ -195,7 +195,8 @@ pub(crate) fn decide(plan: &FlowPlan, session: &Session, args: &Value) -> FlowOu
         if !in_intent {
             // A value an allowlisted output holds may have come from there, whatever else
             // also holds it.
-            let allowed = sightings.iter().any(allowlisted);
+            let allowed = sightings.iter().any(allowlisted)
+                || (!allow.is_empty() && session.short_sightings(value).iter().any(allowlisted));
             let confidential = sightings
                 .iter()
                 .find(|s| s.confidential)
@@ -208,7 +209,7 @@ pub(crate) fn decide(plan: &FlowPlan, session: &Session, args: &Value) -> FlowOu
                     (Mode::RefuseUntrusted | Mode::TrustedOnly, Some(s)) => {
                         violations.push(violation("UNTRUSTED_FLOW", &field, &pointer, Some(s)));
                     }
-                    (Mode::TrustedOnly, None) if sightings.is_empty() => {
+                    (Mode::TrustedOnly, None) if sightings.is_empty() && !allowed => {
                         violations.push(violation("UNTRUSTED_FLOW", &field, &pointer, None));
                     }
                     _ => {}

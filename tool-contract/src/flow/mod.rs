@@ -38,7 +38,12 @@
 //!   or a long token (10 or more letters, digits and `-_./:+#`, with a digit: IBANs, account
 //!   and order ids). So an attacker's address embedded in a longer argument is still traced.
 //!
-//! A value is traced to the intent when it is contained in a message or value the host added.
+//! A value is traced to the intent when it is contained, as whole words, in a message or value
+//! the host added (`lee@home.example` is not the user's because they wrote
+//! `kimlee@home.example`). An atom the user said is theirs wherever else it appears: it does
+//! not trace a longer value that holds it to an observation. A value too short to be traced
+//! is still accepted in a field that allowlists an output holding exactly that value (an event
+//! id `e3` from a listing), and never refused for being observed.
 //!
 //! What is **not** traced: numbers and booleans (a number copied from a document cannot be told
 //! from one the user gave); strings shorter than 4 characters; text the model paraphrased,

@@ -296,15 +296,15 @@ impl Session {
         (s.observations.len(), s.observed_bytes)
     }
 
-    /// Whether `value` (normalized) is part of the trusted intent.
+    /// Whether `value` (normalized) is part of the trusted intent, as whole words.
     pub(crate) fn in_intent(&self, value: &str) -> bool {
-        let s = self.lock();
-        let needle = normalize(value).to_lowercase();
-        !needle.is_empty() && s.intent.iter().any(|text| text.contains(&needle))
+        self.lock().in_intent(&normalize(value))
     }
 
     /// Where `value` was seen in observations: by its whole value (when long enough) and by
-    /// every atom in it.
+    /// every atom in it that the user did not say. An atom the user said (an address, an
+    /// IBAN) is theirs wherever else it also appears, so it does not make the text around it
+    /// an observation's.
     pub(crate) fn sightings(&self, value: &str) -> Vec<Sighting> {
         let mut s = self.lock();
         s.catch_up();
@@ -314,9 +314,29 @@ impl Session {
         let normalized = normalize(value);
         let mut out = Vec::new();
         if normalized.chars().count() >= MIN_TRACED_CHARS {
-            s.look_up(&normalized, &mut out);
+            s.look_up(&s.key(&normalized), &mut out);
         }
-        atoms(&normalized, |atom| s.look_up(atom, &mut out));
+        atoms(&normalized, |atom| {
+            if !s.in_intent(atom) {
+                s.look_up(&s.key(atom), &mut out);
+            }
+        });
+        out
+    }
+
+    /// Where a value too short to be traced was seen as a whole value. Only an allowlist
+    /// consults this: a short value is never *refused* for being observed (`"p1"` could come
+    /// from anywhere), but one an allowlisted field holds (an event id `"e7"`) is accepted
+    /// as coming from there.
+    pub(crate) fn short_sightings(&self, value: &str) -> Vec<Sighting> {
+        let normalized = normalize(value);
+        if normalized.is_empty() || normalized.chars().count() >= MIN_TRACED_CHARS {
+            return Vec::new();
+        }
+        let mut s = self.lock();
+        s.catch_up();
+        let mut out = Vec::new();
+        s.look_up(&s.short_key(&normalized), &mut out);
         out
     }
 
@@ -390,6 +410,19 @@ impl Session {
 impl State {
     fn key(&self, text: &str) -> u64 {
         self.keys.hash_one(text)
+    }
+
+    /// The index key of a whole value too short to be traced: apart from every other key, so
+    /// only [`Session::short_sightings`] finds it.
+    fn short_key(&self, text: &str) -> u64 {
+        self.keys.hash_one((SHORT, text))
+    }
+
+    /// Whether `needle` (normalized) occurs in the intent as whole words: not inside a longer
+    /// word, so `ice@example.com` is not the user's because they wrote `alice@example.com`.
+    fn in_intent(&self, needle: &str) -> bool {
+        let needle = needle.to_lowercase();
+        !needle.is_empty() && self.intent.iter().any(|text| contains_words(text, &needle))
     }
 
     fn add_intent(&mut self, text: &str) {
@@ -470,6 +503,8 @@ impl State {
                 hashes.clear();
                 if value.chars().count() >= MIN_TRACED_CHARS {
                     hashes.push(keys.hash_one(value.as_str()));
+                } else {
+                    hashes.push(keys.hash_one((SHORT, value.as_str())));
                 }
                 atoms(value, |atom| hashes.push(keys.hash_one(atom)));
                 hashes.sort_unstable();
@@ -501,8 +536,8 @@ impl State {
         self.stale = 0;
     }
 
-    fn look_up(&self, text: &str, out: &mut Vec<Sighting>) {
-        let Some(seen) = self.index.get(&self.key(text)) else {
+    fn look_up(&self, key: &u64, out: &mut Vec<Sighting>) {
+        let Some(seen) = self.index.get(key) else {
             return;
         };
         let first = self.observations.front().map_or(u64::MAX, |(seq, _)| *seq);
@@ -529,6 +564,22 @@ impl State {
             }
         }
     }
+}
+
+/// Tags the index keys of short whole values (see [`State::short_key`]).
+const SHORT: u8 = 0;
+
+/// Whether `needle` occurs in `text` with no letter or digit right before or after it (where
+/// its own first or last character is one).
+fn contains_words(text: &str, needle: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric();
+    let starts_word = needle.starts_with(word);
+    let ends_word = needle.ends_with(word);
+    text.match_indices(needle).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + needle.len()..].chars().next();
+        (!starts_word || !before.is_some_and(word)) && (!ends_word || !after.is_some_and(word))
+    })
 }
 
 /// Every string leaf of the JSON `text` with its JSON pointer, normalized, in document order.
