@@ -395,7 +395,10 @@ fn loopback() -> HttpConfig {
 async fn initialize(conn: &mut Conn, addr: std::net::SocketAddr) -> String {
     let reply = conn.send(&request(addr, "POST", None, INITIALIZE)).await;
     assert_eq!(reply.status, 200, "{reply:?}");
-    reply.header("mcp-session-id").expect("a session id").to_owned()
+    reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_owned()
 }
 
 /// Asserts `reply` is the documented refusal: `status`, the cap's code, `Retry-After` when
@@ -412,7 +415,9 @@ fn assert_refused(reply: &Reply, status: u16, code: &str, retry: bool, id: serde
     assert_eq!(error["id"], id, "{error}");
     assert_eq!(error["error"]["code"], -32000, "{error}");
     assert_eq!(error["error"]["data"]["code"], code, "{error}");
-    let after = reply.header("retry-after").map(|v| v.parse::<u64>().unwrap());
+    let after = reply
+        .header("retry-after")
+        .map(|v| v.parse::<u64>().unwrap());
     assert_eq!(after.is_some(), retry, "{reply:?}");
     if let Some(after) = after {
         assert!(after >= 1);
@@ -478,7 +483,9 @@ async fn an_idle_session_expires_and_frees_its_slot() {
 
     tokio::time::sleep(idle * 4).await;
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    let gone = conn.send(&request(addr, "POST", Some(&session), list)).await;
+    let gone = conn
+        .send(&request(addr, "POST", Some(&session), list))
+        .await;
     assert_eq!(gone.status, 404, "the expired session is gone: {gone:?}");
     let fresh = initialize(&mut conn, addr).await;
     assert_ne!(fresh, session);
@@ -507,7 +514,13 @@ async fn past_the_connection_cap_a_request_is_refused_with_503_and_a_closed_conn
     initialize(&mut second, addr).await;
     let mut third = Conn::open(addr).await;
     let refused = third.send(&request(addr, "POST", None, INITIALIZE)).await;
-    assert_refused(&refused, 503, "CONNECTION_LIMIT", true, serde_json::Value::Null);
+    assert_refused(
+        &refused,
+        503,
+        "CONNECTION_LIMIT",
+        true,
+        serde_json::Value::Null,
+    );
     assert!(third.closed().await, "a refused connection is closed");
     // The two held connections are still served.
     initialize(&mut second, addr).await;
@@ -520,8 +533,17 @@ async fn past_the_connection_cap_a_request_is_refused_with_503_and_a_closed_conn
         if reply.status == 200 {
             break;
         }
-        assert_refused(&reply, 503, "CONNECTION_LIMIT", true, serde_json::Value::Null);
-        assert!(started.elapsed() < WAIT, "the closed connection's place was never freed");
+        assert_refused(
+            &reply,
+            503,
+            "CONNECTION_LIMIT",
+            true,
+            serde_json::Value::Null,
+        );
+        assert!(
+            started.elapsed() < WAIT,
+            "the closed connection's place was never freed"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     stop.shutdown();
@@ -536,14 +558,20 @@ async fn a_body_that_trickles_is_answered_408_within_the_timeout() {
     // The head and a few bytes of the body, then nothing more.
     let cut = full.find("\r\n\r\n").unwrap() + 4 + 10;
     let started = std::time::Instant::now();
-    conn.stream.write_all(&full.as_bytes()[..cut]).await.unwrap();
+    conn.stream
+        .write_all(&full.as_bytes()[..cut])
+        .await
+        .unwrap();
     let reply = tokio::time::timeout(WAIT, conn.read_reply())
         .await
         .expect("answered, not held");
     let took = started.elapsed();
     assert_refused(&reply, 408, "BODY_TIMEOUT", false, serde_json::Value::Null);
     assert!(took >= timeout, "answered before the timeout: {took:?}");
-    assert!(took < timeout * 4, "answered long after the timeout: {took:?}");
+    assert!(
+        took < timeout * 4,
+        "answered long after the timeout: {took:?}"
+    );
     assert!(conn.closed().await, "the connection is closed after a 408");
 
     // A body that arrives in time, even in pieces, is served.
@@ -573,7 +601,13 @@ async fn a_body_over_the_cap_is_answered_413_and_one_at_the_cap_is_served() {
     let head = request(addr, "POST", None, &over);
     let head = &head[..head.find("\r\n\r\n").unwrap() + 4];
     let reply = conn.send(head).await;
-    assert_refused(&reply, 413, "BODY_TOO_LARGE", false, serde_json::Value::Null);
+    assert_refused(
+        &reply,
+        413,
+        "BODY_TOO_LARGE",
+        false,
+        serde_json::Value::Null,
+    );
     assert!(conn.closed().await, "the connection is closed after a 413");
 
     // Undeclared (chunked): refused once the bytes read pass the cap.
@@ -585,7 +619,13 @@ async fn a_body_over_the_cap_is_answered_413_and_one_at_the_cap_is_served() {
     );
     let mut conn = Conn::open(addr).await;
     let reply = conn.send(&chunked).await;
-    assert_refused(&reply, 413, "BODY_TOO_LARGE", false, serde_json::Value::Null);
+    assert_refused(
+        &reply,
+        413,
+        "BODY_TOO_LARGE",
+        false,
+        serde_json::Value::Null,
+    );
     stop.shutdown();
 }
 
@@ -615,7 +655,9 @@ async fn sessions_at_scale(n: usize) {
     // Warm up (lazy statics, allocator pools) before the baseline.
     let mut warm = Conn::open(addr).await;
     let warm_id = initialize(&mut warm, addr).await;
-    let deleted = warm.send(&request(addr, "DELETE", Some(&warm_id), "")).await;
+    let deleted = warm
+        .send(&request(addr, "DELETE", Some(&warm_id), ""))
+        .await;
     assert!(deleted.status < 300, "{deleted:?}");
     let before = resident_bytes().unwrap();
 
@@ -663,10 +705,14 @@ async fn sessions_at_scale(n: usize) {
     let mut client = Conn::open(addr).await;
     let session = initialize(&mut client, addr).await;
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-    let ack = client.send(&request(addr, "POST", Some(&session), initialized)).await;
+    let ack = client
+        .send(&request(addr, "POST", Some(&session), initialized))
+        .await;
     assert_eq!(ack.status, 202, "{ack:?}");
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
-    let listed = client.send(&request(addr, "POST", Some(&session), list)).await;
+    let listed = client
+        .send(&request(addr, "POST", Some(&session), list))
+        .await;
     assert_eq!(listed.status, 200, "{listed:?}");
     let tools = listed.message()["result"]["tools"].as_array().cloned();
     assert_eq!(tools.map(|t| t.len()), Some(5), "{listed:?}");

@@ -45,8 +45,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use self::sessions::{Refusal, SessionSlots, RESERVED};
 pub use self::sessions::{CappedSessions, CappedSessionsError};
+use self::sessions::{Refusal, SessionSlots, RESERVED};
 use super::McpServer;
 
 /// Default cap on live MCP sessions, all clients together.
@@ -290,12 +290,8 @@ impl HttpServer {
         let listener = TcpListener::bind(config.addr).await?;
         let shutdown = CancellationToken::new();
         let slots = slots(&config);
-        let service = service_with_slots(
-            server,
-            &config,
-            shutdown.child_token(),
-            Arc::clone(&slots),
-        );
+        let service =
+            service_with_slots(server, &config, shutdown.child_token(), Arc::clone(&slots));
         Ok(HttpServer {
             listener,
             shared: Arc::new(Shared {

@@ -173,7 +173,10 @@ impl CappedSessions {
 
     /// How many sessions are live.
     pub fn live_sessions(&self) -> usize {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
