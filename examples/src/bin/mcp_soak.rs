@@ -184,8 +184,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
                     addr,
                     session,
                     n,
-                    "search_documents",
-                    args,
+                    ("search_documents", args),
                     "call",
                     stats,
                 )
@@ -198,8 +197,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
                     addr,
                     session,
                     n,
-                    "read_document_span",
-                    args,
+                    ("read_document_span", args),
                     "call",
                     stats,
                 )
@@ -212,8 +210,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
                     addr,
                     session,
                     n,
-                    "search_documents",
-                    args,
+                    ("search_documents", args),
                     "invalid arguments",
                     stats,
                 )
@@ -234,8 +231,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
                     addr,
                     session,
                     n,
-                    "no_such_tool",
-                    json!({}),
+                    ("no_such_tool", json!({})),
                     "unknown tool",
                     stats,
                 )
@@ -248,8 +244,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
                     addr,
                     session,
                     n,
-                    "send_email",
-                    email(n),
+                    ("send_email", email(n)),
                     "approval out of band",
                     stats,
                 )
@@ -283,7 +278,7 @@ async fn client(addr: SocketAddr, seed: u64, until: Instant, stats: &Stats) {
         if let Err(kind) = outcome {
             stats.count(kind);
             // The connection state is unknown after a failure: start afresh.
-            if roll >= 70 && roll < 85 {
+            if (70..85).contains(&roll) {
                 asking = None;
             } else {
                 plain = None;
@@ -353,8 +348,7 @@ async fn call(
     addr: SocketAddr,
     session: &str,
     id: u64,
-    tool: &str,
-    args: Value,
+    (tool, args): (&str, Value),
     op: &str,
     stats: &Stats,
 ) -> Result<(), String> {

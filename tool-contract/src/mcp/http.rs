@@ -16,7 +16,7 @@
 //! | concurrent connections ([`max_connections`](HttpConfig::max_connections)) | [`DEFAULT_MAX_CONNECTIONS`] | each request on a new connection: 503, `Retry-After`, `CONNECTION_LIMIT`, then the connection closes |
 //! | request body read time ([`body_read_timeout`](HttpConfig::body_read_timeout)) | [`DEFAULT_BODY_READ_TIMEOUT`] | 408, `BODY_TIMEOUT`, the connection closes |
 //! | request body size ([`max_body_bytes`](HttpConfig::max_body_bytes)) | [`DEFAULT_MAX_BODY_BYTES`] | 413, `BODY_TOO_LARGE`, the connection closes |
-//! | request head read time | 30 s | the connection closes |
+//! | request head read time, and a keep-alive connection's idle time | 30 s | the connection closes |
 //!
 //! A session's slot is freed when the client deletes it (`DELETE` with its `Mcp-Session-Id`),
 //! when it idles past the expiry, or at shutdown. A service mounted in another router
