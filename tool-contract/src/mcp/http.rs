@@ -19,7 +19,10 @@
 //! | request head read time, and a keep-alive connection's idle time | 30 s | the connection closes |
 //!
 //! A session's slot is freed when the client deletes it (`DELETE` with its `Mcp-Session-Id`),
-//! when it idles past the expiry, or at shutdown. A service mounted in another router
+//! when it idles past the expiry, or at shutdown. What a live session holds is bounded too: an
+//! idle one some tens of kilobytes (rmcp's worker and channels), plus its flow record, up to its
+//! [`SessionLimits`](crate::flow::SessionLimits), once it has been given tool results; the session cap
+//! times both bounds the whole. A service mounted in another router
 //! ([`McpServer::http_service`]) keeps the total session cap, the idle expiry and the body size
 //! cap; connections, body read time and per-address counts are the router's to bound.
 
