@@ -1,5 +1,6 @@
 //! The streamable HTTP endpoint on loopback, spoken to with raw HTTP/1.1: routing, rmcp's
-//! DNS-rebinding guard, a real `initialize`, and shutdown.
+//! DNS-rebinding guard, a real `initialize`, shutdown, and the limits: each cap's refusal, and
+//! thousands of sessions in bounded memory.
 
 use std::time::Duration;
 
@@ -730,4 +731,48 @@ async fn two_thousand_sessions_hold_bounded_memory_and_a_new_client_is_served() 
 #[ignore = "holds over a gigabyte: run on demand (see the doc comment)"]
 async fn twenty_thousand_sessions_hold_bounded_memory_and_a_new_client_is_served() {
     sessions_at_scale(20_000).await;
+}
+
+#[tokio::test]
+async fn a_mounted_service_keeps_the_total_session_cap() {
+    use http_body_util::Full;
+
+    let store = DocumentStore::seeded();
+    let server = McpServer::new(
+        registry(),
+        move |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> { Ok(ctx(&store)) },
+    );
+    let (service, shutdown) = server.http_service(&HttpConfig::default().max_sessions(1));
+    let request = |method: &str, session: Option<&str>, body: &'static str| {
+        let mut builder = http::Request::builder()
+            .method(method)
+            .uri("/mcp")
+            .header("host", "localhost")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        if let Some(session) = session {
+            builder = builder
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        builder
+            .body(Full::new(bytes::Bytes::from_static(body.as_bytes())))
+            .unwrap()
+    };
+    let first = service.handle(request("POST", None, INITIALIZE)).await;
+    assert_eq!(first.status(), 200);
+    let session = first.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    // Without the listener there is no status of its own: rmcp answers its error status.
+    let refused = service.handle(request("POST", None, INITIALIZE)).await;
+    assert!(refused.status().is_server_error(), "{refused:?}");
+    assert!(refused.headers().get("mcp-session-id").is_none());
+
+    let deleted = service.handle(request("DELETE", Some(&session), "")).await;
+    assert!(deleted.status().is_success(), "{deleted:?}");
+    let again = service.handle(request("POST", None, INITIALIZE)).await;
+    assert_eq!(again.status(), 200);
+    shutdown.shutdown();
 }

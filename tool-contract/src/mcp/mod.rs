@@ -57,8 +57,8 @@
 //! value instead of being refused with `DUPLICATE_KEY` as a raw proposal would be. The one
 //! decoded value is still what is validated, approved, hashed and run; a proxy in front of the
 //! server that reads the first of two keys would see a different call. The caps also bound
-//! the re-encoded arguments, not the message rmcp has already read: limit request sizes in
-//! front of the HTTP endpoint if that matters.
+//! the re-encoded arguments, not the message rmcp has already read; over HTTP that message is
+//! bounded by [`HttpConfig::max_body_bytes`].
 //!
 //! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
 //! revision forbids server-to-client requests, which approval by elicitation relies on.
