@@ -57,8 +57,8 @@
 //! value instead of being refused with `DUPLICATE_KEY` as a raw proposal would be. The one
 //! decoded value is still what is validated, approved, hashed and run; a proxy in front of the
 //! server that reads the first of two keys would see a different call. The caps also bound
-//! the re-encoded arguments, not the message rmcp has already read: limit request sizes in
-//! front of the HTTP endpoint if that matters.
+//! the re-encoded arguments, not the message rmcp has already read; over HTTP that message is
+//! bounded by [`HttpConfig::max_body_bytes`].
 //!
 //! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
 //! revision forbids server-to-client requests, which approval by elicitation relies on.
@@ -101,7 +101,11 @@ use crate::error::ToolError;
 use crate::flow::{Session, SessionLimits};
 use crate::registry::Registry;
 
-pub use self::http::{HttpConfig, HttpServer, McpHttpService, ShutdownHandle};
+pub use self::http::{
+    CappedSessions, CappedSessionsError, HttpConfig, HttpServer, McpHttpService, ShutdownHandle,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_IDLE_TIMEOUT,
+};
 
 /// Builds the trusted [`ToolContext`] of one MCP `tools/call` (and decides who may call at all).
 ///
@@ -343,12 +347,13 @@ impl McpServer {
 
     /// The streamable HTTP endpoint as a tower `Service` (rmcp's), to mount in your own HTTP
     /// stack (an axum route, a hyper server) behind your own layers, e.g. authentication that
-    /// leaves the user in the request extensions for the [`ContextProvider`]. Of `config` only
-    /// the allowed `Host` names apply; address and path are your router's. The handle closes
-    /// the open sessions when your server stops.
+    /// leaves the user in the request extensions for the [`ContextProvider`]. Of `config`, the
+    /// allowed `Host` names, the total session cap, the session idle expiry and the body size
+    /// cap apply; address, path, connection and body-time limits are your router's. The handle
+    /// closes the open sessions when your server stops.
     pub fn http_service(self, config: &HttpConfig) -> (McpHttpService, ShutdownHandle) {
         let shutdown = CancellationToken::new();
-        let service = http::service(self, config.allowed_hosts.clone(), shutdown.clone());
+        let service = http::service(self, config, shutdown.clone());
         (service, ShutdownHandle(shutdown))
     }
 }
