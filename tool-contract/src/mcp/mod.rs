@@ -101,6 +101,17 @@ use crate::error::ToolError;
 use crate::flow::{Session, SessionLimits};
 use crate::registry::Registry;
 
+/// The flow record each MCP session gets unless
+/// [`McpServerBuilder::flow_sessions`] says otherwise: 256 observations, 1 MiB of observed
+/// values, 64 KiB of intent. Smaller than a host's own [`SessionLimits::default`] because a
+/// server holds one per live session (up to [`DEFAULT_MAX_SESSIONS`]
+/// of them); past a bound the oldest observations go and the session turns strict.
+pub const DEFAULT_FLOW_LIMITS: SessionLimits = SessionLimits {
+    max_observations: 256,
+    max_observed_bytes: 1 << 20,
+    max_intent_bytes: 64 << 10,
+};
+
 pub use self::http::{
     CappedSessions, CappedSessionsError, HttpConfig, HttpServer, McpHttpService, ShutdownHandle,
     DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS,
@@ -297,7 +308,7 @@ impl McpServer {
                 elicitation: true,
                 approval_timeout: approval::DEFAULT_APPROVAL_TIMEOUT,
                 tools: Vec::new(),
-                flow: Some(SessionLimits::default()),
+                flow: Some(DEFAULT_FLOW_LIMITS),
             },
         }
     }
@@ -405,9 +416,9 @@ impl McpServerBuilder {
         self
     }
 
-    /// The bounds of the flow record each MCP session gets (the defaults of
-    /// [`SessionLimits`] unless set); `None` keeps no record, which turns flow control off
-    /// for calls whose context carries no session of the host's own.
+    /// The bounds of the flow record each MCP session gets ([`DEFAULT_FLOW_LIMITS`] unless
+    /// set); `None` keeps no record, which turns flow control off for calls whose context
+    /// carries no session of the host's own.
     #[must_use]
     pub fn flow_sessions(mut self, limits: Option<SessionLimits>) -> Self {
         self.inner.flow = limits;
