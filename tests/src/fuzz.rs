@@ -44,7 +44,18 @@ fn paths() -> &'static Paths {
                 .fast_path(false)
                 .build()
                 .expect("full"),
-            ctx: local_user_context(&DocumentStore::seeded()),
+            // No deadline: the context lives as long as the fuzzing session.
+            ctx: ToolContext::builder()
+                .principal("user:kim")
+                .tenant("acme")
+                .capabilities([
+                    "documents:search",
+                    "documents:read",
+                    "tickets:create",
+                    "mail:send",
+                ])
+                .state(DocumentStore::seeded())
+                .build(),
         }
     })
 }
