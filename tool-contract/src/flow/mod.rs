@@ -80,6 +80,7 @@ use serde::{Deserialize, Serialize};
 
 mod decide;
 pub(crate) mod references;
+mod leaves;
 mod session;
 mod trace;
 
