@@ -701,11 +701,20 @@ fn dependencies(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
         }
         return;
     };
-    let class_of = |d: &Value| match d.get("on_change").and_then(Value::as_str) {
-        None | Some("major") => Some(ChangeClass::Major),
-        Some("minor") => Some(ChangeClass::Minor),
-        Some("patch") => Some(ChangeClass::Patch),
-        Some(_) => None,
+    // A dependency is `{"version": "...", "on_change": "..."}`; anything else is not understood.
+    let class_of = |d: &Value| {
+        let map = d.as_object()?;
+        if !map.get("version").is_some_and(Value::is_string)
+            || map.keys().any(|k| k != "version" && k != "on_change")
+        {
+            return None;
+        }
+        match map.get("on_change").map(Value::as_str) {
+            None | Some(Some("major")) => Some(ChangeClass::Major),
+            Some(Some("minor")) => Some(ChangeClass::Minor),
+            Some(Some("patch")) => Some(ChangeClass::Patch),
+            Some(_) => None,
+        }
     };
     let version = |d: &Value| d.get("version").map_or_else(|| show(d), show);
     let mut names: Vec<&String> = o.keys().collect();
@@ -735,13 +744,16 @@ fn dependencies(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
             ),
             (Some(x), Some(y)) if x != y => (
                 ChangeKind::DependencyChanged,
-                Some(ChangeClass::Patch),
+                class_of(x).and(class_of(y)).map(|_| ChangeClass::Patch),
                 format!("how a change of dependency `{name}` is classed was redeclared"),
             ),
             _ => continue,
         };
         let Some(class) = declared else {
-            out.push(not_understood(&ptr, &format!("dependency `{name}` has an unknown `on_change`")));
+            out.push(not_understood(
+                &ptr,
+                &format!("dependency `{name}` is not a `version` with an optional `on_change` this classifier knows"),
+            ));
             continue;
         };
         let why = match class {
@@ -789,6 +801,11 @@ fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
 
 /// Equal apart from what is not compared (a schema's `$id`, which carries the version).
 fn same_field(key: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
+    if key == "max_output_bytes" {
+        // Contracts written before the cap existed had the default cap.
+        let default = Value::from(crate::contract::DEFAULT_MAX_OUTPUT_BYTES);
+        return same_opt(a.or(Some(&default)), b.or(Some(&default)));
+    }
     if key != "input_schema" && key != "output_schema" {
         return same_opt(a, b);
     }
