@@ -557,9 +557,22 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
         set_once(cx, &meta, &mut attr.confidential, pointers);
     } else if path.is_ident("max_output_bytes") {
         if let Some(lit) = expect_int(cx, &meta, "max_output_bytes = 65536")? {
-            let what = "`max_output_bytes`";
-            if let Some(v) = int_in(cx, &lit, MIN_OUTPUT_BYTES, MAX_OUTPUT_BYTES, what) {
-                set_once(cx, &meta, &mut attr.max_output_bytes, v);
+            match lit.base10_parse::<u64>() {
+                Ok(v) if (MIN_OUTPUT_BYTES..=MAX_OUTPUT_BYTES).contains(&v) => set_once(
+                    cx,
+                    &meta,
+                    &mut attr.max_output_bytes,
+                    Spanned {
+                        value: v,
+                        span: lit.span(),
+                    },
+                ),
+                _ => cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`max_output_bytes` must be between {MIN_OUTPUT_BYTES} and {MAX_OUTPUT_BYTES} (64 MiB) bytes of output JSON; leave it out for the default of 1 MiB"
+                    ),
+                ),
             }
         }
     } else if path.is_ident("open_output") {

@@ -1,5 +1,6 @@
 //! The contract's own fields: name, description, effect, authorization, approval, timeout,
-//! retry, idempotency, policy version, provenance and error model; the two schemas go to
+//! retry, idempotency, policy version, provenance, output size cap, open output, dependency
+//! versions and error model; the two schemas go to
 //! [`super::schema`], the flow declarations to [`super::flow`].
 //!
 //! A field this table does not know is major, "not understood", whenever it differs: a field
