@@ -15,8 +15,8 @@ use crate::context::ToolContext;
 pub use crate::contract::{DependencyChange, DEFAULT_MAX_OUTPUT_BYTES};
 
 use crate::contract::{
-    ApprovalPolicy, Dependency, Authorization, ErrorModel, FieldFlow, FieldPolicy, Fingerprint, FlowContract,
-    IdempotencyPolicy, IdempotencySource, RetryPolicy, ToolContract,
+    ApprovalPolicy, Authorization, Dependency, ErrorModel, FieldFlow, FieldPolicy, Fingerprint,
+    FlowContract, IdempotencyPolicy, IdempotencySource, RetryPolicy, ToolContract,
 };
 use crate::effect::{Effect, EffectClass};
 use crate::error::ToolError;

@@ -106,9 +106,13 @@ fn close(schema: &mut Value, branch: bool) {
             Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
             _ => false,
         };
-    let says_extra = ["additionalProperties", "unevaluatedProperties", "patternProperties"]
-        .iter()
-        .any(|k| map.contains_key(*k));
+    let says_extra = [
+        "additionalProperties",
+        "unevaluatedProperties",
+        "patternProperties",
+    ]
+    .iter()
+    .any(|k| map.contains_key(*k));
     if !branch && !says_extra {
         if composed && (object || branches_are_objects(map)) {
             map.insert("unevaluatedProperties".into(), Value::Bool(false));
@@ -135,7 +139,9 @@ fn close(schema: &mut Value, branch: bool) {
                     // which sees what every branch declares; under an object that says what
                     // undeclared properties may be, each branch stands on its own.
                     let parent_closes = composed && !branch && !says_extra;
-                    children.iter_mut().for_each(|c| close(c, parent_closes || branch));
+                    children
+                        .iter_mut()
+                        .for_each(|c| close(c, parent_closes || branch));
                 }
             }
             _ => {}

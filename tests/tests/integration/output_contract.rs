@@ -174,7 +174,8 @@ fn output_schemas_are_closed_unless_opened_with_a_reason() {
     // The input side is the args type's own: not rewritten.
     assert_eq!(
         ReadRawStatus::contract().input_schema,
-        ReadStatus::contract().input_schema
+        ReadStatus::contract()
+            .input_schema
             .as_object()
             .map(|m| {
                 let mut m = m.clone();
@@ -318,9 +319,6 @@ fn dependencies_are_in_the_contract_fingerprint_and_lock() {
     moved["depends_on"]["index"]["version"] = json!("retrieval-v6");
     let changes = tool_contract::evolve::classify(entry.contract.as_ref().unwrap(), &moved);
     assert_eq!(changes.len(), 1, "{changes:?}");
-    assert_eq!(
-        changes[0].class,
-        tool_contract::evolve::ChangeClass::Major
-    );
+    assert_eq!(changes[0].class, tool_contract::evolve::ChangeClass::Major);
     assert_eq!(changes[0].pointer, "/depends_on/index");
 }

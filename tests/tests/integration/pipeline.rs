@@ -439,12 +439,22 @@ async fn a_digest_pin_runs_the_version_with_that_contract() {
         .build()
         .unwrap();
     let raw = r#"{"name":"lookup_order","arguments":{"order_id":"o-1"}}"#;
-    let v1 = &versions::LookupOrderV1::contract().fingerprint.contract_sha256;
-    assert_ne!(v1, &versions::LookupOrderV2::contract().fingerprint.contract_sha256);
+    let v1 = &versions::LookupOrderV1::contract()
+        .fingerprint
+        .contract_sha256;
+    assert_ne!(
+        v1,
+        &versions::LookupOrderV2::contract()
+            .fingerprint
+            .contract_sha256
+    );
     let pinned = ToolContext::builder()
         .pin_digest("lookup_order", v1.clone())
         .build();
-    assert_eq!(pinned.pin("lookup_order"), Some(&ToolPin::Digest(v1.clone())));
+    assert_eq!(
+        pinned.pin("lookup_order"),
+        Some(&ToolPin::Digest(v1.clone()))
+    );
     assert_eq!(pinned.pinned_version("lookup_order"), None);
     let old = reg.handle(raw, &pinned).await;
     assert_eq!(old.data_value().unwrap(), json!("v1:o-1"));

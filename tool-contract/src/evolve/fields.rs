@@ -633,7 +633,10 @@ fn output_cap(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
     };
     let (Some(x), Some(y)) = (cap(a), cap(b)) else {
         if !same_opt(a, b) {
-            out.push(not_understood("/max_output_bytes", "the output size cap is not a byte count"));
+            out.push(not_understood(
+                "/max_output_bytes",
+                "the output size cap is not a byte count",
+            ));
         }
         return;
     };
@@ -698,7 +701,10 @@ fn dependencies(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
         b.map_or(Some(&empty), Value::as_object),
     ) else {
         if !same_opt(a, b) {
-            out.push(not_understood("/depends_on", "`depends_on` is not an object"));
+            out.push(not_understood(
+                "/depends_on",
+                "`depends_on` is not an object",
+            ));
         }
         return;
     };
