@@ -322,3 +322,27 @@ fn dependencies_are_in_the_contract_fingerprint_and_lock() {
     assert_eq!(changes[0].class, tool_contract::evolve::ChangeClass::Major);
     assert_eq!(changes[0].pointer, "/depends_on/index");
 }
+
+/// A recursive output type keeps a `$ref` into `$defs`: the definition is closed too, so drift
+/// deep in the tree is caught.
+#[test]
+fn a_recursive_output_is_closed_at_every_depth() {
+    #[derive(Serialize, JsonSchema)]
+    struct Node {
+        /// The node's name.
+        name: String,
+        /// Its children.
+        children: Vec<Node>,
+    }
+    let mut schema = tool_contract::schema::tool_schema::<Node>(
+        "read_tree",
+        "1.0.0",
+        tool_contract::schema::Direction::Output,
+    );
+    tool_contract::schema::close_output(&mut schema);
+    let validator = jsonschema::draft202012::new(&schema).unwrap();
+    let leaf = json!({"name": "b", "children": []});
+    assert!(validator.is_valid(&json!({"name": "a", "children": [leaf]})));
+    let deep_drift = json!({"name": "a", "children": [{"name": "b", "children": [], "x": 1}]});
+    assert!(!validator.is_valid(&deep_drift), "{schema:#}");
+}
