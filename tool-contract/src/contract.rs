@@ -24,8 +24,8 @@ pub struct ToolContract {
     /// 3. Draft 2020-12 input schema (`additionalProperties: false`).
     pub input_schema: Value,
     /// 4. Draft 2020-12 schema of the handler's output: every object closed (see
-    /// [`schema::close_output`](crate::schema::close_output)) unless [`Self::open_output`] says
-    /// why not.
+    ///    [`schema::close_output`](crate::schema::close_output)) unless
+    ///    [`Self::open_output`] says why not.
     pub output_schema: Value,
     /// 5. The error categories an observation can carry, and what each means to the agent.
     pub error_model: ErrorModel,
