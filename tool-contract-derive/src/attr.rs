@@ -22,6 +22,9 @@ pub const TOOL_KEYS: &[&str] = &[
     "policy_version",
     "provenance",
     "confidential",
+    "max_output_bytes",
+    "open_output",
+    "depends_on",
     "crate",
 ];
 const RETRY_KEYS: &[&str] = &["max_attempts", "backoff_ms", "max_backoff_ms"];
@@ -39,6 +42,10 @@ const CONTAINER_KEYS: &[&str] = &["semantic", "crate"];
 
 /// Upper bound of `timeout_ms`: ten minutes. Longer work belongs in a job the tool starts.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Upper bound of `max_output_bytes`: 64 MiB. Past that an output is no observation for a model.
+pub const MAX_OUTPUT_BYTES: u64 = 64 * 1024 * 1024;
+/// Lower bound of `max_output_bytes`: the smallest JSON error body fits.
+pub const MIN_OUTPUT_BYTES: u64 = 16;
 /// Upper bound of `retry(max_attempts)`.
 pub const MAX_ATTEMPTS: u32 = 10;
 
@@ -114,6 +121,11 @@ pub struct ToolAttr {
     pub provenance: Option<(LitStr, Option<LitStr>)>,
     /// `confidential` (the whole output: `[""]`) or `confidential("/pointer", ...)`.
     pub confidential: Option<Vec<LitStr>>,
+    pub max_output_bytes: Option<Spanned<u64>>,
+    /// `open_output = "why"`.
+    pub open_output: Option<LitStr>,
+    /// `depends_on(...)`: name, version, `on_change` (`None`: major).
+    pub depends_on: Vec<(Ident, LitStr, Option<LitStr>)>,
     pub krate: Option<syn::Path>,
     /// Keys written at all, valid or not: a key with a bad value is not also "missing".
     pub seen: Vec<String>,
@@ -543,6 +555,32 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
             return Ok(());
         };
         set_once(cx, &meta, &mut attr.confidential, pointers);
+    } else if path.is_ident("max_output_bytes") {
+        if let Some(lit) = expect_int(cx, &meta, "max_output_bytes = 65536")? {
+            match lit.base10_parse::<u64>() {
+                Ok(v) if (MIN_OUTPUT_BYTES..=MAX_OUTPUT_BYTES).contains(&v) => set_once(
+                    cx,
+                    &meta,
+                    &mut attr.max_output_bytes,
+                    Spanned {
+                        value: v,
+                        span: lit.span(),
+                    },
+                ),
+                _ => cx.error_spanned_by(
+                    &lit,
+                    format!(
+                        "`max_output_bytes` must be between {MIN_OUTPUT_BYTES} and {MAX_OUTPUT_BYTES} (64 MiB) bytes of output JSON; leave it out for the default of 1 MiB"
+                    ),
+                ),
+            }
+        }
+    } else if path.is_ident("open_output") {
+        if let Some(s) = reason(cx, &meta, "open_output")? {
+            set_once(cx, &meta, &mut attr.open_output, s);
+        }
+    } else if path.is_ident("depends_on") {
+        parse_depends_on(cx, attr, &meta)?;
     } else if path.is_ident("crate") {
         if let Some(p) = parse_crate_path(cx, &meta)? {
             set_once(cx, &meta, &mut attr.krate, p);
@@ -550,6 +588,86 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
     } else {
         unknown_key(cx, path, "`#[tool]` key", TOOL_KEYS);
         skip_value(&meta)?;
+    }
+    Ok(())
+}
+
+const ON_CHANGE: &[&str] = &["major", "minor", "patch"];
+const DEPENDS_ON_EXAMPLE: &str =
+    "depends_on(index = \"retrieval-v5\", corpus(version = \"2026-11\", on_change = \"minor\"))";
+
+/// `depends_on(name = "version", name(version = "...", on_change = "minor"), ...)`.
+fn parse_depends_on(cx: &Ctxt, attr: &mut ToolAttr, meta: &ParseNestedMeta) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        skip_value(meta)?;
+        cx.error_spanned_by(&meta.path, format!("write `{DEPENDS_ON_EXAMPLE}`"));
+        return Ok(());
+    }
+    let before = attr.depends_on.len();
+    meta.parse_nested_meta(|m| {
+        let Some(name) = m.path.get_ident().cloned() else {
+            cx.error_spanned_by(
+                &m.path,
+                format!("a dependency is named by one identifier: `{DEPENDS_ON_EXAMPLE}`"),
+            );
+            return skip_value(&m);
+        };
+        let (version, on_change) = if m.input.peek(syn::token::Paren) {
+            let (mut version, mut on_change) = (None, None);
+            m.parse_nested_meta(|k| {
+                if k.path.is_ident("version") {
+                    if let Some(s) = expect_str(cx, &k, "version = \"2026-11\"")? {
+                        set_once(cx, &k, &mut version, s);
+                    }
+                } else if k.path.is_ident("on_change") {
+                    if let Some(s) = expect_str(cx, &k, "on_change = \"minor\"")? {
+                        if !ON_CHANGE.contains(&s.value().as_str()) {
+                            cx.error_spanned_by(
+                                &s,
+                                format!(
+                                    "unknown `on_change` class `{}`; expected one of: major, minor, patch",
+                                    s.value()
+                                ),
+                            );
+                        }
+                        set_once(cx, &k, &mut on_change, s);
+                    }
+                } else {
+                    unknown_key(cx, &k.path, "dependency key", &["version", "on_change"]);
+                    skip_value(&k)?;
+                }
+                Ok(())
+            })?;
+            match version {
+                Some(v) => (v, on_change),
+                None => {
+                    cx.error_spanned_by(
+                        &name,
+                        format!("dependency `{name}` needs a version: `{name}(version = \"2026-11\")`"),
+                    );
+                    return Ok(());
+                }
+            }
+        } else {
+            match expect_str(cx, &m, &format!("{name} = \"retrieval-v5\""))? {
+                Some(v) => (v, None),
+                None => return Ok(()),
+            }
+        };
+        if version.value().trim().is_empty() {
+            cx.error_spanned_by(&version, format!("dependency `{name}` needs a non-empty version"));
+        }
+        if attr.depends_on.iter().any(|(n, _, _)| *n == name) {
+            cx.error_spanned_by(&name, format!("dependency `{name}` is listed twice"));
+        }
+        attr.depends_on.push((name, version, on_change));
+        Ok(())
+    })?;
+    if attr.depends_on.len() == before {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("list at least one dependency: `{DEPENDS_ON_EXAMPLE}`"),
+        );
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::context::ToolContext;
+use crate::context::{ToolContext, ToolPin};
 use crate::contract::ToolContract;
 use crate::entry::Entry;
 use crate::error::ToolError;
@@ -57,21 +57,32 @@ impl Catalog {
             .with_detail("tool", name.chars().take(128).collect::<String>())
             .with_detail("available", known));
         };
-        match ctx.pinned_version(name) {
-            None => versions
-                .first()
-                .ok_or_else(|| ToolError::internal("NO_VERSIONS", "the tool has no version")),
-            Some(pin) => versions
-                .iter()
-                .find(|e| e.contract.version == pin)
-                .ok_or_else(|| {
-                    ToolError::not_found(
-                        "TOOL_VERSION_NOT_FOUND",
-                        "the pinned version of this tool is not registered",
-                    )
-                    .with_detail("tool", name.to_owned())
-                    .with_detail("pinned_version", pin.to_owned())
-                }),
-        }
+        let (found, key, pin) = match ctx.pin(name) {
+            None => {
+                return versions
+                    .first()
+                    .ok_or_else(|| ToolError::internal("NO_VERSIONS", "the tool has no version"))
+            }
+            Some(ToolPin::Version(pin)) => (
+                versions.iter().find(|e| e.contract.version == *pin),
+                "pinned_version",
+                pin,
+            ),
+            Some(ToolPin::Digest(pin)) => (
+                versions
+                    .iter()
+                    .find(|e| e.contract.fingerprint.contract_sha256 == *pin),
+                "pinned_digest",
+                pin,
+            ),
+        };
+        found.ok_or_else(|| {
+            ToolError::not_found(
+                "TOOL_VERSION_NOT_FOUND",
+                "the pinned version of this tool is not registered",
+            )
+            .with_detail("tool", name.to_owned())
+            .with_detail(key, pin.chars().take(128).collect::<String>())
+        })
     }
 }

@@ -73,6 +73,16 @@ pub struct ToolContext {
     served_session: Option<Session>,
 }
 
+/// How a session pins a tool: which registered version its calls run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolPin {
+    /// The version whose `version` string is this.
+    Version(String),
+    /// The version whose contract digest (`fingerprint.contract_sha256`) is this.
+    Digest(String),
+}
+
 #[derive(Debug, Default)]
 struct Shared {
     principal: Option<Principal>,
@@ -81,7 +91,7 @@ struct Shared {
     agent_state: Option<String>,
     deadline: Option<Instant>,
     budget: Option<Arc<Budget>>,
-    pinned_versions: HashMap<String, String>,
+    pins: HashMap<String, ToolPin>,
     extensions: Extensions,
     session: Option<Session>,
 }
@@ -137,12 +147,19 @@ impl ToolContext {
         }
         self
     }
-    /// The version pinned for `tool`, if any.
+    /// The version pinned for `tool` by [`ToolContextBuilder::pin_version`], if any.
     pub fn pinned_version(&self, tool: &str) -> Option<&str> {
-        if self.shared.pinned_versions.is_empty() {
+        match self.pin(tool)? {
+            ToolPin::Version(v) => Some(v),
+            ToolPin::Digest(_) => None,
+        }
+    }
+    /// How `tool` is pinned, by version or by contract digest, if it is.
+    pub fn pin(&self, tool: &str) -> Option<&ToolPin> {
+        if self.shared.pins.is_empty() {
             return None;
         }
-        self.shared.pinned_versions.get(tool).map(String::as_str)
+        self.shared.pins.get(tool)
     }
     /// Facts about the call being executed, set by the pipeline.
     pub fn call(&self) -> Option<&CallMeta> {
@@ -232,11 +249,21 @@ impl ToolContextBuilder {
         self.shared.session = Some(session);
         self
     }
-    /// Pins `tool` to `version`.
+    /// Pins `tool` to `version`; replaces an earlier pin of the same tool.
     pub fn pin_version(mut self, tool: impl Into<String>, version: impl Into<String>) -> Self {
         self.shared
-            .pinned_versions
-            .insert(tool.into(), version.into());
+            .pins
+            .insert(tool.into(), ToolPin::Version(version.into()));
+        self
+    }
+    /// Pins `tool` to the version whose contract digest is `digest`, the
+    /// [`Fingerprint::contract_sha256`](crate::contract::Fingerprint::contract_sha256) a lock
+    /// or a trace recorded (`sha256:<hex>`); replaces an earlier pin of the same tool. Unlike a
+    /// version string, a digest cannot name a contract that changed without a version bump.
+    pub fn pin_digest(mut self, tool: impl Into<String>, digest: impl Into<String>) -> Self {
+        self.shared
+            .pins
+            .insert(tool.into(), ToolPin::Digest(digest.into()));
         self
     }
     /// Sets the call facts (normally done by the pipeline).

@@ -23,7 +23,9 @@ pub struct ToolContract {
     pub description: String,
     /// 3. Draft 2020-12 input schema (`additionalProperties: false`).
     pub input_schema: Value,
-    /// 4. Draft 2020-12 schema of the handler's output.
+    /// 4. Draft 2020-12 schema of the handler's output: every object closed (see
+    ///    [`schema::close_output`](crate::schema::close_output)) unless
+    ///    [`Self::open_output`] says why not.
     pub output_schema: Value,
     /// 5. The error categories an observation can carry, and what each means to the agent.
     pub error_model: ErrorModel,
@@ -48,8 +50,72 @@ pub struct ToolContract {
     /// confidential (see the `flow` module). Empty when the tool declares nothing.
     #[serde(default, skip_serializing_if = "FlowContract::is_empty")]
     pub flow: FlowContract,
+    /// The largest output, in bytes of its JSON text, the tool may return
+    /// (`#[tool(max_output_bytes = N)]`, default [`DEFAULT_MAX_OUTPUT_BYTES`]). A larger output
+    /// is withheld as `OUTPUT_CONTRACT_VIOLATION`.
+    #[serde(default = "default_max_output_bytes")]
+    pub max_output_bytes: u64,
+    /// Why the output schema accepts properties it does not declare
+    /// (`#[tool(open_output = "why")]`); `None` (the default) when every object in it is closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_output: Option<String>,
+    /// Named versions of what the tool depends on beyond its code, e.g. the index it searches
+    /// (`#[tool(depends_on(index = "retrieval-v5"))]`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub depends_on: BTreeMap<String, Dependency>,
     /// Hashes and ids that tell versions apart in traces and replays.
     pub fingerprint: Fingerprint,
+}
+
+/// The output size cap of a tool that declares none: 1 MiB of JSON text.
+///
+/// Large enough for any answer a model should read in one observation; an output past it is
+/// more likely a runaway query than data, and would crowd everything else out of the prompt.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1024 * 1024;
+
+fn default_max_output_bytes() -> u64 {
+    DEFAULT_MAX_OUTPUT_BYTES
+}
+
+/// One named dependency version (`depends_on(index = "retrieval-v5")`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Dependency {
+    /// The version, e.g. `retrieval-v5` or `2026-11`.
+    pub version: String,
+    /// How a change of it is classed (`on_change = "minor"`); major unless declared.
+    #[serde(default, skip_serializing_if = "DependencyChange::is_major")]
+    pub on_change: DependencyChange,
+}
+
+impl Dependency {
+    /// A dependency whose change is classed as `on_change`.
+    pub fn new(version: impl Into<String>, on_change: DependencyChange) -> Self {
+        Dependency {
+            version: version.into(),
+            on_change,
+        }
+    }
+}
+
+/// How a change of a dependency's version is classed when the tool is versioned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DependencyChange {
+    /// Results may mean something else: the tool's major version must change (the default).
+    #[default]
+    Major,
+    /// Compatible: a minor bump is enough (`on_change = "minor"`).
+    Minor,
+    /// Invisible to callers: a patch bump is enough (`on_change = "patch"`).
+    Patch,
+}
+
+impl DependencyChange {
+    /// Whether this is the default, [`DependencyChange::Major`].
+    pub fn is_major(&self) -> bool {
+        *self == DependencyChange::Major
+    }
 }
 
 /// The error side of the contract (field 5).
@@ -230,6 +296,9 @@ pub struct Fingerprint {
     pub implementation: String,
     /// The host's policy version, if declared.
     pub policy_version: Option<String>,
+    /// The declared dependency versions, by name (`depends_on`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dependencies: BTreeMap<String, String>,
 }
 
 /// Anything that holds a set of tool contracts, as exports read them: sorted by name, each

@@ -170,6 +170,7 @@ impl Entry {
             output: OutputContract::new(
                 output,
                 contract.provenance.as_ref(),
+                contract.max_output_bytes,
                 intern_source(&contract.name, &contract.version),
             ),
             runner,

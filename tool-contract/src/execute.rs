@@ -299,6 +299,18 @@ async fn run_inner(
             );
             (Err(err), entry.output.provenance(None))
         }
+        Ok(CheckedOutput::TooLarge(cap)) => {
+            diagnostics.push(format!("output is longer than its cap of {cap} bytes"));
+            stage = Stage::Output;
+            // The cap is safe to show; the output, and even its length, stay in the handler.
+            let err = ToolError::internal(
+                "OUTPUT_CONTRACT_VIOLATION",
+                "the tool's output is larger than its contract allows and was withheld",
+            )
+            .with_detail("reason", "output_too_large")
+            .with_detail("max_output_bytes", cap);
+            (Err(err), entry.output.provenance(None))
+        }
         Err(e) => (Err(e), entry.output.provenance(None)),
     };
     let meta = Meta::of(

@@ -131,7 +131,7 @@ pub use tool_contract_derive::ToolArgs;
 /// this version for types your arguments and outputs contain.
 pub use schemars;
 
-pub use context::{ToolContext, ToolContextBuilder};
+pub use context::{ToolContext, ToolContextBuilder, ToolPin};
 pub use contract::{ContractSource, ToolContract};
 pub use effect::{Effect, ReadOnly, ReadWrite};
 pub use error::{ErrorCategory, ToolError, ValidationIssue};

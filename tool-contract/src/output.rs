@@ -19,6 +19,8 @@ pub(crate) enum CheckedOutput {
     Valid(Box<RawValue>, Provenance),
     /// Broke it: what the schema says, for the receipt (never for the model).
     Invalid(Vec<String>),
+    /// Its JSON text is longer than the tool's cap, in bytes: withheld unread.
+    TooLarge(u64),
 }
 
 /// Beyond this, an output's text grows as it is written rather than being reserved up front.
@@ -28,6 +30,8 @@ const MAX_TEXT_HINT: usize = 64 * 1024;
 pub(crate) struct OutputContract {
     schema: jsonschema::Validator<TreeJson>,
     provenance: Option<&'static ProvenanceSpec>,
+    /// The contract's `max_output_bytes`.
+    max_bytes: u64,
     /// `tool://name@version`: the source when the data names none.
     pub(crate) default_source: &'static str,
     /// The longest output text this tool has written (capped at [`MAX_TEXT_HINT`]): the
@@ -39,11 +43,13 @@ impl OutputContract {
     pub(crate) fn new(
         schema: jsonschema::Validator<TreeJson>,
         provenance: Option<&'static ProvenanceSpec>,
+        max_bytes: u64,
         default_source: &'static str,
     ) -> Self {
         OutputContract {
             schema,
             provenance,
+            max_bytes,
             default_source,
             text_len: AtomicUsize::new(256),
         }
@@ -88,6 +94,10 @@ impl OutputContract {
     /// The contract on the one serialization that becomes the envelope's data: `tree` is that
     /// text's tree, or `None` to parse the text.
     fn check(&self, raw: Box<RawValue>, tree: Option<&Tree<'_>>) -> CheckedOutput {
+        // The cap comes first: an output past it is withheld without being read any further.
+        if raw.get().len() as u64 > self.max_bytes {
+            return CheckedOutput::TooLarge(self.max_bytes);
+        }
         let verdict = match tree {
             Some(tree) => self.verdict(tree),
             None => crate::json::with_arena(|bump| match crate::json::parse(raw.get(), bump) {

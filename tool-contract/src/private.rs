@@ -12,9 +12,11 @@ pub use crate::effect::{ExternalRead, IrreversibleWrite, PureRead, ReversibleWri
 pub use crate::tool::{ArgField, FieldFlowSpec};
 
 use crate::context::ToolContext;
+pub use crate::contract::{DependencyChange, DEFAULT_MAX_OUTPUT_BYTES};
+
 use crate::contract::{
-    ApprovalPolicy, Authorization, ErrorModel, FieldFlow, FieldPolicy, Fingerprint, FlowContract,
-    IdempotencyPolicy, IdempotencySource, RetryPolicy, ToolContract,
+    ApprovalPolicy, Authorization, Dependency, ErrorModel, FieldFlow, FieldPolicy, Fingerprint,
+    FlowContract, IdempotencyPolicy, IdempotencySource, RetryPolicy, ToolContract,
 };
 use crate::effect::{Effect, EffectClass};
 use crate::error::ToolError;
@@ -50,6 +52,12 @@ pub struct ToolSpec {
     pub provenance: Option<(&'static str, Option<&'static str>)>,
     /// `#[tool(confidential)]` (`[""]`) or `#[tool(confidential("/pointer", ...))]`.
     pub confidential: &'static [&'static str],
+    /// `max_output_bytes = N`, or [`DEFAULT_MAX_OUTPUT_BYTES`].
+    pub max_output_bytes: u64,
+    /// `open_output = "why"`.
+    pub open_output: Option<&'static str>,
+    /// `depends_on(name = "version", name(version = "...", on_change = "minor"))`.
+    pub depends_on: &'static [(&'static str, &'static str, DependencyChange)],
     pub crate_name: &'static str,
     pub crate_version: &'static str,
     pub git_revision: Option<&'static str>,
@@ -59,7 +67,15 @@ pub struct ToolSpec {
 pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
     debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
     let input_schema = tool_schema::<T::Args>(spec.name, spec.version, Direction::Input);
-    let output_schema = tool_schema::<T::Output>(spec.name, spec.version, Direction::Output);
+    let mut output_schema = tool_schema::<T::Output>(spec.name, spec.version, Direction::Output);
+    if spec.open_output.is_none() {
+        crate::schema::close_output(&mut output_schema);
+    }
+    let depends_on: std::collections::BTreeMap<String, Dependency> = spec
+        .depends_on
+        .iter()
+        .map(|&(name, version, on_change)| (name.to_owned(), Dependency::new(version, on_change)))
+        .collect();
     let source = match spec.idempotency {
         IdempotencySpec::ArgsField => match T::Args::idempotency_key_field() {
             Some(field) => IdempotencySource::Field {
@@ -108,13 +124,20 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
                 revision: revision.map(str::to_owned),
             }),
         flow,
+        max_output_bytes: spec.max_output_bytes,
+        open_output: spec.open_output.map(str::to_owned),
         fingerprint: Fingerprint {
             input_schema_sha256: schema_hash(&input_schema),
             output_schema_sha256: schema_hash(&output_schema),
             contract_sha256: String::new(),
             implementation,
             policy_version,
+            dependencies: depends_on
+                .iter()
+                .map(|(name, d)| (name.clone(), d.version.clone()))
+                .collect(),
         },
+        depends_on,
         input_schema,
         output_schema,
     };

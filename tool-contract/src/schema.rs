@@ -67,6 +67,102 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     Value::Object(root)
 }
 
+/// Closes every object of an output schema, so an output carrying a property its type does not
+/// declare breaks the contract instead of drifting to the model unnoticed.
+///
+/// A plain object gets `additionalProperties: false`. An object composed with `allOf`, `anyOf`,
+/// `oneOf` or a `$ref` next to its own keywords gets `unevaluatedProperties: false` instead,
+/// and its branches are left open: `additionalProperties` only sees the properties declared
+/// beside it, so closing each branch would refuse the properties the other parts declare.
+/// An object that already says what undeclared properties may be (a map's
+/// `additionalProperties` schema, `patternProperties`, either keyword written by hand) is
+/// left as written; so is anything under `not`, `if`, `then` or `else`, where closing would
+/// change what the condition means.
+///
+/// ```
+/// use serde_json::json;
+/// let mut schema = json!({"type": "object", "properties": {"hits": {"type": "array",
+///     "items": {"type": "object", "properties": {"id": {"type": "string"}}}}}});
+/// tool_contract::schema::close_output(&mut schema);
+/// assert_eq!(schema["additionalProperties"], json!(false));
+/// assert_eq!(schema["properties"]["hits"]["items"]["additionalProperties"], json!(false));
+/// ```
+pub fn close_output(schema: &mut Value) {
+    close(schema, false);
+}
+
+const COMPOSITION: &[&str] = &["allOf", "anyOf", "oneOf"];
+
+/// `branch`: `schema` is a branch of a composed object, whose parent closes it.
+fn close(schema: &mut Value, branch: bool) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    let composed = COMPOSITION.iter().any(|k| map.contains_key(*k))
+        || (map.contains_key("$ref") && map.keys().any(|k| k != "$ref" && k != "$defs"));
+    let object = map.contains_key("properties")
+        || match map.get("type") {
+            Some(Value::String(t)) => t == "object",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+            _ => false,
+        };
+    let says_extra = [
+        "additionalProperties",
+        "unevaluatedProperties",
+        "patternProperties",
+    ]
+    .iter()
+    .any(|k| map.contains_key(*k));
+    if !branch && !says_extra {
+        if composed && (object || branches_are_objects(map)) {
+            map.insert("unevaluatedProperties".into(), Value::Bool(false));
+        } else if object && !composed {
+            map.insert("additionalProperties".into(), Value::Bool(false));
+        }
+    }
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "properties" | "$defs" | "definitions" => {
+                if let Value::Object(children) = value {
+                    children.values_mut().for_each(|c| close(c, false));
+                }
+            }
+            "items" | "additionalProperties" | "contains" => close(value, false),
+            "prefixItems" => {
+                if let Value::Array(children) = value {
+                    children.iter_mut().for_each(|c| close(c, false));
+                }
+            }
+            k if COMPOSITION.contains(&k) => {
+                if let Value::Array(children) = value {
+                    // Branches of a composed object are closed by its `unevaluatedProperties`,
+                    // which sees what every branch declares; under an object that says what
+                    // undeclared properties may be, each branch stands on its own.
+                    let parent_closes = composed && !branch && !says_extra;
+                    children
+                        .iter_mut()
+                        .for_each(|c| close(c, parent_closes || branch));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether some branch of a composition describes an object (a tagged enum's variants).
+fn branches_are_objects(map: &Map<String, Value>) -> bool {
+    COMPOSITION.iter().any(|k| {
+        map.get(*k).and_then(Value::as_array).is_some_and(|bs| {
+            bs.iter().any(|b| {
+                b.get("properties").is_some()
+                    || b.get("type") == Some(&Value::String("object".into()))
+                    || b.get("$ref").is_some()
+                    || branches_are_objects(b.as_object().unwrap_or(&Map::new()))
+            })
+        })
+    })
+}
+
 /// `sha256:` of a tool schema without its `$id`, so equal shapes hash equal across versions.
 pub fn schema_hash(schema: &Value) -> String {
     match schema {

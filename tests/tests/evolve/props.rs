@@ -127,6 +127,14 @@ fn compared_part(c: &Value) -> Value {
     if let Some(map) = c.as_object_mut() {
         map.remove("version");
         map.remove("fingerprint");
+        // A contract without a cap (written before caps existed) has the default one.
+        if map.get("max_output_bytes")
+            == Some(&Value::from(
+                tool_contract::contract::DEFAULT_MAX_OUTPUT_BYTES,
+            ))
+        {
+            map.remove("max_output_bytes");
+        }
         for key in ["input_schema", "output_schema"] {
             if let Some(Value::Object(s)) = map.get_mut(key) {
                 s.remove("$id");

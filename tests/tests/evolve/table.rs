@@ -47,6 +47,21 @@ fn pout(old: Value, new: Value) -> (Value, Value) {
     (prop_out(old), prop_out(new))
 }
 
+/// An output object composed with `allOf`, as a closed output writes it when `closed` is
+/// `Some(false)`.
+fn composed(closed: Option<bool>) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {"id": {"type": "string"}},
+        "allOf": [{"properties": {"score": {"type": "number"}}, "required": ["score"]}],
+        "required": ["id"],
+    });
+    if let Some(closed) = closed {
+        schema["unevaluatedProperties"] = json!(closed);
+    }
+    schema
+}
+
 fn fn_8() -> u8 {
     8
 }
@@ -327,6 +342,19 @@ fn schema_cases() -> Vec<Case> {
             &[(NotUnderstood, Major)]),
         case("not understood: an unknown keyword in an output (JSON)",
             pout(json!({"type": "string"}), json!({"type": "string", "x-vendor": true})),
+            &[(NotUnderstood, Major)]),
+
+        case("output: a composed object's unevaluatedProperties closed (JSON)",
+            (output(composed(None)), output(composed(Some(false)))),
+            &[(AdditionalPropertiesClosed, Minor)]),
+        case("output: a composed object's unevaluatedProperties opened (JSON)",
+            (output(composed(Some(false))), output(composed(None))),
+            &[(AdditionalPropertiesOpened, Major)]),
+        case("output: unevaluatedProperties true to absent (JSON, no change in meaning)",
+            (output(composed(Some(true))), output(composed(None))),
+            &[(Rewritten, Patch)]),
+        case("not understood: unevaluatedProperties given a schema (JSON)",
+            (output(composed(Some(false))), output({ let mut c = composed(None); c["unevaluatedProperties"] = json!({"type": "string"}); c })),
             &[(NotUnderstood, Major)]),
 
         // ---- output, major: consumers may break ----
@@ -665,12 +693,77 @@ fn contract_cases() -> Vec<Case> {
             &[(ErrorCategoryAdded, Major)]),
         case("major: tool renamed",
             edit(read(), |c| c["name"] = json!("find_documents")), &[(ToolRenamed, Major)]),
-        case("not understood: an unknown contract field added (an output size cap)",
-            edit(read(), |c| c["max_output_bytes"] = json!(1_048_576)), &[(NotUnderstood, Major)]),
-        case("not understood: an unknown contract field changed (dependency versions)",
+        case("not understood: an unknown contract field added",
+            edit(read(), |c| c["sandbox"] = json!("strict")), &[(NotUnderstood, Major)]),
+        case("not understood: a dependency that is not a version object",
             (edit(read(), |c| c["depends_on"] = json!({"index": "retrieval-v5"})).1,
              edit(read(), |c| c["depends_on"] = json!({"index": "retrieval-v6"})).1),
             &[(NotUnderstood, Major)]),
+        case("not understood: a dependency's unknown on_change",
+            (edit(read(), |c| c["depends_on"] = json!({"index": {"version": "v5"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"index": {"version": "v6", "on_change": "never"}})).1),
+            &[(NotUnderstood, Major)]),
+        case("not understood: an output size cap that is not a byte count",
+            edit(read(), |c| c["max_output_bytes"] = json!("1 MiB")), &[(NotUnderstood, Major)]),
+
+        // ---- output contracts: size cap and closed schema ----
+        case("major: output size cap lowered",
+            edit(read(), |c| c["max_output_bytes"] = json!(4096)), &[(OutputCapLowered, Major)]),
+        case("minor: output size cap raised",
+            edit(read(), |c| c["max_output_bytes"] = json!(4 * 1_048_576)), &[(OutputCapRaised, Minor)]),
+        case("none: a lock without a cap means the default cap",
+            (edit(read(), |c| { c.as_object_mut().unwrap().remove("max_output_bytes"); }).1, read()), &[]),
+        case("major: a lock without a cap (the default) to a lower one",
+            (edit(read(), |c| { c.as_object_mut().unwrap().remove("max_output_bytes"); }).1,
+             edit(read(), |c| c["max_output_bytes"] = json!(1000)).1),
+            &[(OutputCapLowered, Major)]),
+        case("major: output opened with open_output (drift no longer caught)",
+            edit(read(), |c| {
+                c["open_output"] = json!("passes upstream JSON through");
+                c["output_schema"].as_object_mut().unwrap().remove("additionalProperties");
+            }),
+            &[(OutputOpened, Major), (AdditionalPropertiesOpened, Major)]),
+        case("minor: output closed (open_output removed)",
+            (edit(read(), |c| {
+                c["open_output"] = json!("passes upstream JSON through");
+                c["output_schema"].as_object_mut().unwrap().remove("additionalProperties");
+            }).1, read()),
+            &[(OutputClosed, Minor), (AdditionalPropertiesClosed, Minor)]),
+        case("patch: the reason an output is open reworded",
+            (edit(read(), |c| c["open_output"] = json!("upstream JSON")).1,
+             edit(read(), |c| c["open_output"] = json!("passes upstream JSON through")).1),
+            &[(AnnotationChanged, Patch)]),
+
+        // ---- dependency versions (depends_on) ----
+        case("major: dependency added",
+            edit(read(), |c| c["depends_on"] = json!({"index": {"version": "retrieval-v5"}})),
+            &[(DependencyAdded, Major)]),
+        case("minor: dependency added, declared on_change minor",
+            edit(read(), |c| c["depends_on"] = json!({"corpus": {"version": "2026-11", "on_change": "minor"}})),
+            &[(DependencyAdded, Minor)]),
+        case("major: dependency removed",
+            (edit(read(), |c| c["depends_on"] = json!({"index": {"version": "retrieval-v5"}})).1, read()),
+            &[(DependencyRemoved, Major)]),
+        case("major: dependency version changed",
+            (edit(read(), |c| c["depends_on"] = json!({"index": {"version": "retrieval-v5"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"index": {"version": "retrieval-v6"}})).1),
+            &[(DependencyChanged, Major)]),
+        case("minor: dependency version changed, declared on_change minor",
+            (edit(read(), |c| c["depends_on"] = json!({"corpus": {"version": "2026-11", "on_change": "minor"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"corpus": {"version": "2026-12", "on_change": "minor"}})).1),
+            &[(DependencyChanged, Minor)]),
+        case("patch: dependency version changed, declared on_change patch",
+            (edit(read(), |c| c["depends_on"] = json!({"model": {"version": "r1", "on_change": "patch"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"model": {"version": "r2", "on_change": "patch"}})).1),
+            &[(DependencyChanged, Patch)]),
+        case("patch: dependency's on_change redeclared, same version",
+            (edit(read(), |c| c["depends_on"] = json!({"index": {"version": "v5"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"index": {"version": "v5", "on_change": "minor"}})).1),
+            &[(DependencyChanged, Patch)]),
+        case("major: one of two dependencies changed, the other declared minor",
+            (edit(read(), |c| c["depends_on"] = json!({"corpus": {"version": "a", "on_change": "minor"}, "index": {"version": "v5"}})).1,
+             edit(read(), |c| c["depends_on"] = json!({"corpus": {"version": "a", "on_change": "minor"}, "index": {"version": "v6"}})).1),
+            &[(DependencyChanged, Major)]),
         case("not understood: an effect this version does not know",
             edit(read(), |c| c["effect"] = json!("teleport")), &[(NotUnderstood, Major)]),
         case("not understood: an unknown authorization field",
@@ -872,6 +965,13 @@ fn the_table_covers_every_rule() {
         ErrorCategoryAdded,
         ErrorCategoryRemoved,
         ErrorRetryabilityChanged,
+        OutputCapLowered,
+        OutputCapRaised,
+        OutputOpened,
+        OutputClosed,
+        DependencyAdded,
+        DependencyRemoved,
+        DependencyChanged,
     ];
     let missing: Vec<_> = all.iter().filter(|k| !kinds.contains(k)).collect();
     assert!(missing.is_empty(), "no labelled pair for {missing:?}");

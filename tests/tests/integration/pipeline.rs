@@ -431,6 +431,57 @@ async fn versions_are_pinned_or_the_newest_runs() {
 }
 
 #[tokio::test]
+async fn a_digest_pin_runs_the_version_with_that_contract() {
+    use tool_contract::{Tool, ToolPin};
+    let reg = Registry::builder()
+        .tool(versions::LookupOrderV1)
+        .tool(versions::LookupOrderV2)
+        .build()
+        .unwrap();
+    let raw = r#"{"name":"lookup_order","arguments":{"order_id":"o-1"}}"#;
+    let v1 = &versions::LookupOrderV1::contract()
+        .fingerprint
+        .contract_sha256;
+    assert_ne!(
+        v1,
+        &versions::LookupOrderV2::contract()
+            .fingerprint
+            .contract_sha256
+    );
+    let pinned = ToolContext::builder()
+        .pin_digest("lookup_order", v1.clone())
+        .build();
+    assert_eq!(
+        pinned.pin("lookup_order"),
+        Some(&ToolPin::Digest(v1.clone()))
+    );
+    assert_eq!(pinned.pinned_version("lookup_order"), None);
+    let old = reg.handle(raw, &pinned).await;
+    assert_eq!(old.data_value().unwrap(), json!("v1:o-1"));
+    assert_eq!(old.meta.tool_version.as_deref(), Some("1.0.0"));
+
+    // A digest no registered version has: not found, naming the pin, as a version pin does.
+    let unknown = "sha256:".to_owned() + &"0".repeat(64);
+    let stale = ToolContext::builder()
+        .pin_digest("lookup_order", unknown.clone())
+        .build();
+    let missing = reg.handle(raw, &stale).await;
+    assert_eq!(missing.code(), Some("TOOL_VERSION_NOT_FOUND"));
+    assert_eq!(missing.category(), Some(ErrorCategory::NotFound));
+    let details = missing.error.as_ref().unwrap().safe_details();
+    assert_eq!(details["pinned_digest"], json!(unknown));
+    assert!(details.get("pinned_version").is_none());
+
+    // A later pin of the same tool replaces the earlier one.
+    let repinned = ToolContext::builder()
+        .pin_digest("lookup_order", unknown)
+        .pin_version("lookup_order", "2.0.0")
+        .build();
+    let newest = reg.handle(raw, &repinned).await;
+    assert_eq!(newest.data_value().unwrap(), json!("v2:o-1"));
+}
+
+#[tokio::test]
 async fn idempotency_keys_reach_the_handler_and_are_validated() {
     let reg = registry();
     let ok = reg

@@ -93,6 +93,26 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     };
     let extractor_names = f.extractors.iter().map(|ty| extractor_name(ty));
     let confidential = attr.confidential.iter().flatten();
+    let max_output_bytes = attr.max_output_bytes.map_or_else(
+        || quote!(#krate::__private::DEFAULT_MAX_OUTPUT_BYTES),
+        |v| {
+            let v = v.value;
+            quote!(#v)
+        },
+    );
+    let open_output = match &attr.open_output {
+        Some(s) => quote!(::core::option::Option::Some(#s)),
+        None => quote!(::core::option::Option::None),
+    };
+    let depends_on = attr.depends_on.iter().map(|(name, version, on_change)| {
+        let name = name.to_string();
+        let class = match on_change.as_ref().map(syn::LitStr::value).as_deref() {
+            Some("minor") => quote!(Minor),
+            Some("patch") => quote!(Patch),
+            _ => quote!(Major),
+        };
+        quote!((#name, #version, #krate::__private::DependencyChange::#class))
+    });
     let provenance = match &attr.provenance {
         None => quote!(::core::option::Option::None),
         Some((source, revision)) => {
@@ -214,6 +234,9 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 extractors: &[#(#extractor_names),*],
                 provenance: #provenance,
                 confidential: &[#(#confidential),*],
+                max_output_bytes: #max_output_bytes,
+                open_output: #open_output,
+                depends_on: &[#(#depends_on),*],
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 crate_version: ::core::env!("CARGO_PKG_VERSION"),
                 git_revision: ::core::option_env!("TOOL_CONTRACT_GIT_REVISION"),

@@ -8,9 +8,9 @@
 //!
 //! | class | when | the version must |
 //! | --- | --- | --- |
-//! | major | the model's old calls may now fail or mean something else, or consumers of the output may break (a flow rule tightened counts: calls that passed may be refused) | bump its major part |
+//! | major | the model's old calls may now fail or mean something else, or consumers of the output may break (a flow rule tightened counts: calls that passed may be refused); a lowered output size cap; an output schema opened with `open_output` (drift in the output is no longer caught); a dependency (`depends_on`) added, removed or changed unless it declares `on_change = "minor"` or `"patch"` | bump its major part |
 //! | major (security) | the contract became more dangerous: effect escalated, approval weakened, a capability or an identity extractor dropped, idempotency dropped from a write, a flow rule loosened (a field now accepts output it refused, an output no longer confidential) | bump its major part, and the lock entry needs a reviewer's note |
-//! | minor | compatible additions: an optional input property, a widened bound, an input enum value, an output property, a raised timeout, retries on a read | bump at least its minor part |
+//! | minor | compatible additions: an optional input property, a widened bound, an input enum value, an output property, a raised timeout, retries on a read, a raised output size cap, an output schema closed (every output it lets through is one consumers already expected; only the tool's own drift is now withheld) | bump at least its minor part |
 //! | patch | descriptions and other annotations; an allowlist on a field that accepts any value | bump at least its patch part |
 //!
 //! The input schema and the output schema are read in opposite directions: accepting *more*
@@ -255,6 +255,20 @@ change_kinds! {
     /// A flow declaration that decides nothing changed (an allowlist on a field that accepts
     /// any value).
     FlowDocumented = "flow_documented",
+    /// The output size cap was lowered: outputs that were delivered may now be withheld.
+    OutputCapLowered = "output_cap_lowered",
+    /// The output size cap was raised.
+    OutputCapRaised = "output_cap_raised",
+    /// The output schema was opened (`open_output`): drift is no longer caught.
+    OutputOpened = "output_opened",
+    /// The output schema was closed: undeclared output properties are refused.
+    OutputClosed = "output_closed",
+    /// A named dependency version (`depends_on`) was added.
+    DependencyAdded = "dependency_added",
+    /// A named dependency version was removed.
+    DependencyRemoved = "dependency_removed",
+    /// A named dependency's version changed.
+    DependencyChanged = "dependency_changed",
     /// An error category was added to the error model.
     ErrorCategoryAdded = "error_category_added",
     /// An error category was removed from the error model.

@@ -736,6 +736,7 @@ impl<'a> Cx<'a, '_> {
                         self.compare_objects(o, n, depth);
                     }
                 }
+                "unevaluatedProperties" => self.compare_unevaluated(a, b, &n.view.ptr),
                 "items" => self.compare_items(a, b, &n.view.ptr, depth),
                 "prefixItems" | "allOf" => self.compare_lists(key, a, b, &n.view.ptr, depth),
                 "$defs" | "definitions" => {}
@@ -1218,6 +1219,33 @@ impl<'a> Cx<'a, '_> {
             (Extra::Unknown, _) | (_, Extra::Unknown) => {
                 self.compare_leaf("additionalProperties", a, b, &n.view.ptr.clone())
             }
+        }
+    }
+
+    /// `unevaluatedProperties` as `true`/absent or `false` (what a closed output writes on a
+    /// composed object); a schema in it is not understood.
+    fn compare_unevaluated(&mut self, a: Option<&Node<'a>>, b: Option<&Node<'a>>, here: &str) {
+        let ptr = b.or(a).map_or(here, |n| n.ptr.as_str()).to_owned();
+        match (extra(a), extra(b)) {
+            (Extra::Open, Extra::Closed) => self.emit(
+                &ptr,
+                ChangeKind::AdditionalPropertiesClosed,
+                Delta::Narrow,
+                "`unevaluatedProperties` closed: properties no part declares are refused",
+            ),
+            (Extra::Closed, Extra::Open) => self.emit(
+                &ptr,
+                ChangeKind::AdditionalPropertiesOpened,
+                Delta::Widen,
+                "`unevaluatedProperties` opened: properties no part declares are accepted",
+            ),
+            (Extra::Open, Extra::Open) | (Extra::Closed, Extra::Closed) => {
+                if !same_opt(a.map(|x| x.value), b.map(|x| x.value)) {
+                    let what = "`unevaluatedProperties` written differently";
+                    self.emit(&ptr, ChangeKind::Rewritten, Delta::Annotation, what);
+                }
+            }
+            _ => self.compare_leaf("unevaluatedProperties", a, b, here),
         }
     }
 

@@ -80,6 +80,9 @@ pub const PARTS: &[&str] = &[
     "retry",
     "idempotency",
     "policy_version",
+    "max_output_bytes",
+    "open_output",
+    "depends_on",
 ];
 
 /// The lock file's content.
