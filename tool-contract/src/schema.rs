@@ -40,10 +40,11 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
         Direction::Input => settings.for_deserialize(),
         Direction::Output => settings.for_serialize(),
     };
-    let schema = settings
+    let mut schema = settings
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
+    strip_rust_formats(&mut schema);
     let mut root = Map::new();
     root.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));
     root.insert(
@@ -161,6 +162,59 @@ fn branches_are_objects(map: &Map<String, Value>) -> bool {
             })
         })
     })
+}
+
+/// The `format` values schemars writes for Rust's number types. They name a Rust type, not a
+/// format a model or validator knows (`uint8` means nothing to a model; the bounds that come
+/// with it, `minimum: 0, maximum: 255`, say it all), so they are left out of every schema.
+const RUST_NUMBER_FORMATS: &[&str] = &[
+    "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
+    "uint64", "uint128", "float", "double",
+];
+
+/// Whether `format` is one schemars writes for a Rust number type ([`RUST_NUMBER_FORMATS`]).
+pub(crate) fn is_rust_number_format(format: &str) -> bool {
+    RUST_NUMBER_FORMATS.contains(&format)
+}
+
+/// Removes [`RUST_NUMBER_FORMATS`] from every integer or number schema in `schema`, keeping
+/// their bounds.
+fn strip_rust_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(m) => {
+            let numeric = match m.get("type") {
+                Some(Value::String(t)) => t == "integer" || t == "number",
+                Some(Value::Array(ts)) => ts
+                    .iter()
+                    .any(|t| t.as_str().is_some_and(|t| t == "integer" || t == "number")),
+                _ => false,
+            };
+            let format = m.get("format").and_then(Value::as_str);
+            if numeric && format.is_some_and(is_rust_number_format) {
+                // The bound a narrow integer format implied is written out; a 64-bit one
+                // bounds nothing a model would send (its overflow is refused when decoding).
+                let range = match format {
+                    Some("int8") => Some((i64::from(i8::MIN), i64::from(i8::MAX))),
+                    Some("int16") => Some((i64::from(i16::MIN), i64::from(i16::MAX))),
+                    Some("int32") => Some((i64::from(i32::MIN), i64::from(i32::MAX))),
+                    Some("uint8") => Some((0, i64::from(u8::MAX))),
+                    Some("uint16") => Some((0, i64::from(u16::MAX))),
+                    Some("uint32") => Some((0, i64::from(u32::MAX))),
+                    _ => None,
+                };
+                m.shift_remove("format");
+                if let Some((lo, hi)) = range {
+                    m.entry("minimum").or_insert(Value::from(lo));
+                    m.entry("maximum").or_insert(Value::from(hi));
+                }
+            }
+            for v in m.values_mut() {
+                strip_rust_formats(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_rust_formats),
+        _ => {}
+    }
 }
 
 /// `sha256:` of a tool schema without its `$id`, so equal shapes hash equal across versions.

@@ -146,3 +146,50 @@ fn generated_schemas_match_their_snapshots() {
         stale.join("\n")
     );
 }
+
+/// What the model reads never names a Rust type: `uint8`, `int32`, `double` and the like are
+/// left out of every schema, and the bounds that came with them stay.
+#[test]
+fn rust_number_formats_are_left_out_and_their_bounds_kept() {
+    use std::collections::BTreeMap;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Numbers {
+        small: u8,
+        signed: i32,
+        wide: u64,
+        size: usize,
+        ratio: f64,
+        single: f32,
+        maybe: Option<i16>,
+        list: Vec<u16>,
+        map: BTreeMap<String, i64>,
+        /// A format that is not Rust's stays.
+        day: chrono::NaiveDate,
+    }
+    let schema = tool_contract::schema::tool_schema::<Numbers>(
+        "t",
+        "1.0.0",
+        tool_contract::schema::Direction::Input,
+    );
+    let text = schema.to_string();
+    for leak in ["int8", "int16", "int32", "int64", "uint", "double", "float"] {
+        assert!(!text.contains(&format!("\"{leak}")), "{leak} in {text}");
+    }
+    let p = &schema["properties"];
+    assert_eq!(p["small"]["maximum"], 255);
+    assert_eq!(p["signed"]["minimum"], i32::MIN);
+    assert_eq!(p["list"]["items"]["maximum"], u16::MAX);
+    assert_eq!(p["day"]["format"], "date");
+    // The example tools' exports in every dialect, and their canonical schemas.
+    for c in document_tools().contracts() {
+        for side in [&c.input_schema, &c.output_schema] {
+            let text = side.to_string();
+            assert!(
+                !text.contains("\"uint") && !text.contains("\"double\""),
+                "{text}"
+            );
+        }
+    }
+}

@@ -10,8 +10,8 @@
 //!   `additionalProperties`, `items`, `enum`, `anyOf`, `$ref`/`$defs`, and the constraints
 //!   `pattern`, `format` (date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid),
 //!   `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`, `minItems`,
-//!   `maxItems`; everything else (`minLength`, `maxLength`, `uniqueItems`, `default`, integer
-//!   formats such as `uint8`, ...) is moved into the description as text;
+//!   `maxItems`; everything else (`minLength`, `maxLength`, `uniqueItems`, `default`, other
+//!   formats, ...) is moved into the description as text;
 //! - no `oneOf`/`allOf`, no siblings next to `$ref`;
 //! - at most 10 levels of object nesting, 5000 properties in total, 1000 enum values;
 //! - names match `^[a-zA-Z0-9_-]{1,64}$`.
