@@ -74,9 +74,9 @@ pub(super) fn compare(old: &Value, new: &Value, rules: &Rules, out: &mut Vec<Cha
                 }
             }
             "provenance" => cx.provenance(a, b, out),
-            "max_output_bytes" => output_cap(a, b, out),
-            "open_output" => open_output(a, b, out),
-            "depends_on" => dependencies(a, b, out),
+            "max_output_bytes" => super::output::output_cap(a, b, out),
+            "open_output" => super::output::open_output(a, b, out),
+            "depends_on" => super::output::dependencies(a, b, out),
             "flow" => super::flow::compare(o, n, out),
             "error_model" => cx.error_model(a, b, out),
             _ => {
@@ -625,154 +625,7 @@ fn effect(v: Option<&Value>) -> Option<Effect> {
     serde_json::from_value(v?.clone()).ok()
 }
 
-/// The output size cap: lowered is major (outputs that passed are now withheld), raised minor.
-fn output_cap(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
-    let cap = |v: Option<&Value>| match v {
-        None => Some(crate::contract::DEFAULT_MAX_OUTPUT_BYTES),
-        Some(v) => v.as_u64(),
-    };
-    let (Some(x), Some(y)) = (cap(a), cap(b)) else {
-        if !same_opt(a, b) {
-            out.push(not_understood(
-                "/max_output_bytes",
-                "the output size cap is not a byte count",
-            ));
-        }
-        return;
-    };
-    if x == y {
-        return;
-    }
-    let (kind, class, what) = if y < x {
-        (
-            ChangeKind::OutputCapLowered,
-            ChangeClass::Major,
-            "outputs that were delivered may now be withheld as too large",
-        )
-    } else {
-        (
-            ChangeKind::OutputCapRaised,
-            ChangeClass::Minor,
-            "every output that was delivered still is; consumers may receive larger ones",
-        )
-    };
-    out.push(Change::new(
-        "/max_output_bytes",
-        kind,
-        class,
-        format!("output size cap changed from {x} to {y} bytes: {what}"),
-    ));
-}
-
-/// `open_output`: opening is major, since drift in the output is no longer caught and consumers
-/// may receive properties nobody declared; closing is minor, since every output it lets through
-/// is one consumers already expected, while outputs that passed may now be withheld.
-fn open_output(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
-    let (a, b) = (a.filter(|v| !v.is_null()), b.filter(|v| !v.is_null()));
-    let (kind, class, what) = match (a, b) {
-        (None, None) => return,
-        (None, Some(why)) => (
-            ChangeKind::OutputOpened,
-            ChangeClass::Major,
-            format!("the output schema was opened ({}): undeclared output properties are no longer refused", show(why)),
-        ),
-        (Some(_), None) => (
-            ChangeKind::OutputClosed,
-            ChangeClass::Minor,
-            "the output schema was closed: an output with undeclared properties is now withheld".to_owned(),
-        ),
-        (Some(x), Some(y)) if x != y => (
-            ChangeKind::AnnotationChanged,
-            ChangeClass::Patch,
-            "the reason the output schema is open was reworded".to_owned(),
-        ),
-        _ => return,
-    };
-    out.push(Change::new("/open_output", kind, class, what));
-}
-
-/// `depends_on`: a dependency added, removed or changed is major unless it was declared with
-/// `on_change = "minor"` or `"patch"` (on either side: a declaration made with the change
-/// counts, so a tool can relax it and move in one version).
-fn dependencies(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
-    let empty = Map::new();
-    let (Some(o), Some(n)) = (
-        a.map_or(Some(&empty), Value::as_object),
-        b.map_or(Some(&empty), Value::as_object),
-    ) else {
-        if !same_opt(a, b) {
-            out.push(not_understood(
-                "/depends_on",
-                "`depends_on` is not an object",
-            ));
-        }
-        return;
-    };
-    // A dependency is `{"version": "...", "on_change": "..."}`; anything else is not understood.
-    let class_of = |d: &Value| {
-        let map = d.as_object()?;
-        if !map.get("version").is_some_and(Value::is_string)
-            || map.keys().any(|k| k != "version" && k != "on_change")
-        {
-            return None;
-        }
-        match map.get("on_change").map(Value::as_str) {
-            None | Some(Some("major")) => Some(ChangeClass::Major),
-            Some(Some("minor")) => Some(ChangeClass::Minor),
-            Some(Some("patch")) => Some(ChangeClass::Patch),
-            Some(_) => None,
-        }
-    };
-    let version = |d: &Value| d.get("version").map_or_else(|| show(d), show);
-    let mut names: Vec<&String> = o.keys().collect();
-    names.extend(n.keys().filter(|k| !o.contains_key(*k)));
-    for name in names {
-        let ptr = push_pointer("/depends_on", name);
-        let (kind, declared, what) = match (o.get(name), n.get(name)) {
-            (None, Some(d)) => (
-                ChangeKind::DependencyAdded,
-                class_of(d),
-                format!("dependency `{name}` {} added", version(d)),
-            ),
-            (Some(d), None) => (
-                ChangeKind::DependencyRemoved,
-                class_of(d),
-                format!("dependency `{name}` {} removed", version(d)),
-            ),
-            (Some(x), Some(y)) if x.get("version") != y.get("version") => (
-                ChangeKind::DependencyChanged,
-                // The smaller of the two declarations: relaxing and moving in one step counts.
-                class_of(x).zip(class_of(y)).map(|(p, q)| p.min(q)),
-                format!(
-                    "dependency `{name}` changed from {} to {}",
-                    version(x),
-                    version(y)
-                ),
-            ),
-            (Some(x), Some(y)) if x != y => (
-                ChangeKind::DependencyChanged,
-                class_of(x).and(class_of(y)).map(|_| ChangeClass::Patch),
-                format!("how a change of dependency `{name}` is classed was redeclared"),
-            ),
-            _ => continue,
-        };
-        let Some(class) = declared else {
-            out.push(not_understood(
-                &ptr,
-                &format!("dependency `{name}` is not a `version` with an optional `on_change` this classifier knows"),
-            ));
-            continue;
-        };
-        let why = match class {
-            ChangeClass::Patch => "declared `on_change = \"patch\"`: invisible to callers",
-            ChangeClass::Minor => "declared `on_change = \"minor\"`: compatible",
-            _ => "results may mean something else (declare `on_change` to relax this)",
-        };
-        out.push(Change::new(ptr, kind, class, format!("{what}: {why}")));
-    }
-}
-
-fn not_understood(ptr: &str, what: &str) -> Change {
+pub(super) fn not_understood(ptr: &str, what: &str) -> Change {
     Change::new(
         ptr,
         ChangeKind::NotUnderstood,
@@ -781,24 +634,24 @@ fn not_understood(ptr: &str, what: &str) -> Change {
     )
 }
 
-fn strings(v: &Value) -> Option<Vec<String>> {
+pub(super) fn strings(v: &Value) -> Option<Vec<String>> {
     v.as_array()?
         .iter()
         .map(|s| s.as_str().map(str::to_owned))
         .collect()
 }
 
-fn union_keys<'m>(a: &'m Map<String, Value>, b: &'m Map<String, Value>) -> Vec<&'m str> {
+pub(super) fn union_keys<'m>(a: &'m Map<String, Value>, b: &'m Map<String, Value>) -> Vec<&'m str> {
     let mut keys: Vec<&str> = a.keys().map(String::as_str).collect();
     keys.extend(b.keys().map(String::as_str).filter(|k| !a.contains_key(*k)));
     keys
 }
 
-fn same(a: &Value, b: &Value) -> bool {
+pub(super) fn same(a: &Value, b: &Value) -> bool {
     a == b || crate::canonical::to_vec(a) == crate::canonical::to_vec(b)
 }
 
-fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
+pub(super) fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (Some(x), Some(y)) => same(x, y),
         (None, None) => true,
@@ -807,7 +660,7 @@ fn same_opt(a: Option<&Value>, b: Option<&Value>) -> bool {
 }
 
 /// Equal apart from what is not compared (a schema's `$id`, which carries the version).
-fn same_field(key: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
+pub(super) fn same_field(key: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
     if key == "max_output_bytes" {
         // Contracts written before the cap existed had the default cap.
         let default = Value::from(crate::contract::DEFAULT_MAX_OUTPUT_BYTES);
@@ -829,11 +682,11 @@ fn same_field(key: &str, a: Option<&Value>, b: Option<&Value>) -> bool {
     same_opt(strip(a).as_ref(), strip(b).as_ref())
 }
 
-fn show_opt(v: Option<&Value>) -> String {
+pub(super) fn show_opt(v: Option<&Value>) -> String {
     v.map_or_else(|| "nothing".to_owned(), show)
 }
 
-fn presence(a: Option<&Value>, b: Option<&Value>) -> String {
+pub(super) fn presence(a: Option<&Value>, b: Option<&Value>) -> String {
     match (a, b) {
         (None, Some(y)) => format!("added ({})", show(y)),
         (Some(x), None) => format!("removed (was {})", show(x)),
@@ -841,7 +694,7 @@ fn presence(a: Option<&Value>, b: Option<&Value>) -> String {
     }
 }
 
-fn list_text(items: &[&String]) -> String {
+pub(super) fn list_text(items: &[&String]) -> String {
     items
         .iter()
         .map(|s| format!("`{s}`"))

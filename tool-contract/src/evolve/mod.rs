@@ -52,6 +52,7 @@
 
 mod fields;
 mod flow;
+mod output;
 mod schema;
 mod version;
 
