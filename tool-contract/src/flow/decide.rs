@@ -291,7 +291,11 @@ fn violation(
 }
 
 /// Every string leaf of `value`, with its JSON pointer.
-fn string_leaves<'v>(value: &'v Value, pointer: &mut String, out: &mut Vec<(String, &'v str)>) {
+pub(super) fn string_leaves<'v>(
+    value: &'v Value,
+    pointer: &mut String,
+    out: &mut Vec<(String, &'v str)>,
+) {
     match value {
         Value::String(s) => out.push((pointer.clone(), s)),
         Value::Array(items) => {

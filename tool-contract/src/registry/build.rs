@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Registry, Shared};
 use crate::approval::{ApprovalConfig, ApprovalKey};
@@ -440,17 +440,65 @@ impl RegistryBuilder {
     }
 }
 
-/// Rule 9 for nested types: every string and array a model can write has an upper bound. Top-level fields marked `#[tool(unbounded = "...")]` are skipped with their subtree;
+/// Visits every subschema of `schema` (itself first, then properties, items, map values and
+/// union branches, depth-first) with its JSON pointer, until `visit` returns `Some`.
+/// `property` is the property name a subschema is the value of, if any.
+fn find_in_schema<T>(
+    schema: &Value,
+    pointer: &str,
+    property: Option<&str>,
+    depth: usize,
+    visit: &mut dyn FnMut(&Map<String, Value>, &str, Option<&str>) -> Option<T>,
+) -> Option<T> {
+    let Value::Object(m) = schema else {
+        return None;
+    };
+    if depth > 32 {
+        return None;
+    }
+    if let Some(found) = visit(m, pointer, property) {
+        return Some(found);
+    }
+    if let Some(Value::Object(props)) = m.get("properties") {
+        for (k, v) in props {
+            let here = format!(
+                "{pointer}/properties/{}",
+                k.replace('~', "~0").replace('/', "~1")
+            );
+            if let Some(found) = find_in_schema(v, &here, Some(k), depth + 1, visit) {
+                return Some(found);
+            }
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(v) = m.get(key) {
+            let here = format!("{pointer}/{key}");
+            if let Some(found) = find_in_schema(v, &here, None, depth + 1, visit) {
+                return Some(found);
+            }
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(alts)) = m.get(key) {
+            for (i, v) in alts.iter().enumerate() {
+                let here = format!("{pointer}/{key}/{i}");
+                if let Some(found) = find_in_schema(v, &here, None, depth + 1, visit) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Rule 9 for nested types: every string and array a model can write has an upper bound.
+/// Top-level fields marked `#[tool(unbounded = "...")]` are skipped with their subtree;
 /// strings constrained by `enum`, `const` or a fixed-size `format` are bounded already.
 fn lint_bounds(
     contract: &crate::ToolContract,
     fields: &[crate::ArgField],
 ) -> Result<(), RegistryError> {
-    fn walk(schema: &Value, pointer: &str, depth: usize, out: &mut Option<(String, &'static str)>) {
-        if out.is_some() || depth > 32 {
-            return;
-        }
-        let Value::Object(m) = schema else { return };
+    let mut unbounded = |m: &Map<String, Value>, pointer: &str, _: Option<&str>| {
         let types: Vec<&str> = match m.get("type") {
             Some(Value::String(t)) => vec![t.as_str()],
             Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
@@ -463,48 +511,21 @@ fn lint_bounds(
                 Some("date" | "date-time" | "time" | "uuid" | "ipv4" | "ipv6")
             );
         if types.contains(&"string") && !fixed && !m.contains_key("maxLength") {
-            *out = Some((pointer.to_owned(), "string"));
-            return;
+            return Some((pointer.to_owned(), "string"));
         }
         if types.contains(&"array") && !m.contains_key("maxItems") {
-            *out = Some((pointer.to_owned(), "array"));
-            return;
+            return Some((pointer.to_owned(), "array"));
         }
-        if let Some(Value::Object(props)) = m.get("properties") {
-            for (k, v) in props {
-                walk(v, &format!("{pointer}/properties/{k}"), depth + 1, out);
-            }
-        }
-        for key in ["items", "additionalProperties"] {
-            if let Some(v) = m.get(key) {
-                walk(v, &format!("{pointer}/{key}"), depth + 1, out);
-            }
-        }
-        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-            if let Some(Value::Array(alts)) = m.get(key) {
-                for (i, v) in alts.iter().enumerate() {
-                    walk(v, &format!("{pointer}/{key}/{i}"), depth + 1, out);
-                }
-            }
-        }
-    }
-    let Some(props) = contract
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    else {
-        return Ok(());
+        None
     };
-    for (name, schema) in props {
+    for (name, schema, pointer) in top_level(contract) {
         if fields
             .iter()
             .any(|f| f.wire_name == name && f.unbounded.is_some())
         {
             continue;
         }
-        let mut found = None;
-        walk(schema, &format!("/properties/{name}"), 0, &mut found);
-        if let Some((pointer, kind)) = found {
+        if let Some((pointer, kind)) = find_in_schema(schema, &pointer, None, 0, &mut unbounded) {
             return Err(RegistryError::Unbounded {
                 tool: contract.name.clone(),
                 pointer,
@@ -523,60 +544,23 @@ fn lint_security_context(
     contract: &crate::ToolContract,
     fields: &[crate::ArgField],
 ) -> Result<(), RegistryError> {
-    fn walk(schema: &Value, pointer: &str, depth: usize, found: &mut Option<String>) {
-        if found.is_some() || depth > 32 {
-            return;
-        }
-        let Value::Object(m) = schema else { return };
-        if let Some(Value::Object(props)) = m.get("properties") {
-            for (k, v) in props {
-                let here = format!(
-                    "{pointer}/properties/{}",
-                    k.replace('~', "~0").replace('/', "~1")
-                );
-                if crate::security_names::security_name(k).is_some() {
-                    *found = Some(here);
-                    return;
-                }
-                walk(v, &here, depth + 1, found);
-            }
-        }
-        for key in ["items", "additionalProperties"] {
-            if let Some(v) = m.get(key) {
-                walk(v, &format!("{pointer}/{key}"), depth + 1, found);
-            }
-        }
-        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-            if let Some(Value::Array(alts)) = m.get(key) {
-                for (i, v) in alts.iter().enumerate() {
-                    walk(v, &format!("{pointer}/{key}/{i}"), depth + 1, found);
-                }
-            }
-        }
-    }
-    let Some(props) = contract
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-    else {
-        return Ok(());
+    let mut named = |_: &Map<String, Value>, pointer: &str, property: Option<&str>| {
+        property
+            .and_then(crate::security_names::security_name)
+            .map(|_| pointer.to_owned())
     };
-    for (name, schema) in props {
+    for (name, schema, pointer) in top_level(contract) {
         let field = fields.iter().find(|f| f.wire_name == name);
         if field.is_some_and(|f| f.model_supplied.is_some()) {
             continue;
         }
-        let pointer = format!("/properties/{}", name.replace('~', "~0").replace('/', "~1"));
         // A declared field's own name was checked by the derive; one a flattened struct
-        // brought is checked here.
-        if field.is_none() && crate::security_names::security_name(name).is_some() {
-            return Err(RegistryError::SecurityContext {
-                tool: contract.name.clone(),
-                pointer,
-            });
-        }
-        let mut found = None;
-        walk(schema, &pointer, 0, &mut found);
+        // brought is checked here, with everything below.
+        let found = if field.is_none() {
+            find_in_schema(schema, &pointer, Some(name), 0, &mut named)
+        } else {
+            find_in_schema(schema, &pointer, None, 0, &mut named)
+        };
         if let Some(pointer) = found {
             return Err(RegistryError::SecurityContext {
                 tool: contract.name.clone(),
@@ -585,6 +569,20 @@ fn lint_security_context(
         }
     }
     Ok(())
+}
+
+/// The top-level properties of a tool's input schema: name, schema, JSON pointer.
+fn top_level(contract: &crate::ToolContract) -> impl Iterator<Item = (&str, &Value, String)> {
+    contract
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, schema)| {
+            let pointer = format!("/properties/{}", name.replace('~', "~0").replace('/', "~1"));
+            (name.as_str(), schema, pointer)
+        })
 }
 
 #[cfg(test)]
