@@ -440,6 +440,9 @@ impl RegistryBuilder {
     }
 }
 
+/// What [`find_in_schema`] asks of each subschema: its keywords, pointer and property name.
+type Visit<'v, T> = dyn FnMut(&Map<String, Value>, &str, Option<&str>) -> Option<T> + 'v;
+
 /// Visits every subschema of `schema` (itself first, then properties, items, map values and
 /// union branches, depth-first) with its JSON pointer, until `visit` returns `Some`.
 /// `property` is the property name a subschema is the value of, if any.
@@ -448,7 +451,7 @@ fn find_in_schema<T>(
     pointer: &str,
     property: Option<&str>,
     depth: usize,
-    visit: &mut dyn FnMut(&Map<String, Value>, &str, Option<&str>) -> Option<T>,
+    visit: &mut Visit<'_, T>,
 ) -> Option<T> {
     let Value::Object(m) = schema else {
         return None;
