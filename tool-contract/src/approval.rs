@@ -88,12 +88,50 @@ impl ApprovalSubject {
     }
 }
 
+/// What a human decided about an [`ApprovalRequest`], for
+/// [`Registry::handle_with_approver`](crate::Registry::handle_with_approver).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApprovalDecision {
+    /// Run the call exactly as shown; `approver` is who said yes (it goes into the grant and
+    /// the receipt).
+    Approve {
+        /// Who approved.
+        approver: String,
+    },
+    /// Do not run it; `reason` reaches the model, so keep it free of secrets.
+    Deny {
+        /// Who declined.
+        approver: String,
+        /// Why, for the model.
+        reason: String,
+    },
+}
+
+impl ApprovalDecision {
+    /// `approver` said yes.
+    pub fn approve(approver: impl Into<String>) -> Self {
+        ApprovalDecision::Approve {
+            approver: approver.into(),
+        }
+    }
+
+    /// `approver` said no, for `reason`.
+    pub fn deny(approver: impl Into<String>, reason: impl Into<String>) -> Self {
+        ApprovalDecision::Deny {
+            approver: approver.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
 /// A call that passed every check but needs a human's approval before it runs.
 ///
 /// Show [`subject`](Self::subject) to the approver, then call
 /// [`Registry::grant`](crate::Registry::grant) and
 /// [`Registry::execute_approved`](crate::Registry::execute_approved), or
-/// [`Registry::deny`](crate::Registry::deny).
+/// [`Registry::deny`](crate::Registry::deny); or let
+/// [`Registry::handle_with_approver`](crate::Registry::handle_with_approver) do all of it.
 #[derive(Debug)]
 pub struct ApprovalRequest {
     // Both boxed: a request travels in `Prepared` beside a ready call, and every call that

@@ -257,3 +257,49 @@ async fn a_grant_is_not_burnt_by_a_call_the_deadline_or_budget_refuses() {
     assert!(reg.execute_approved(req, &grant).await.ok);
     assert_eq!(mail.sent_mail().len(), 1);
 }
+
+/// The one-call helper: the approver is asked only when a human must decide, sees what will
+/// run, and its answer grants and runs the call once, or denies it.
+#[tokio::test]
+async fn handle_with_approver_asks_grants_runs_or_denies() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tool_contract::approval::ApprovalDecision;
+
+    let clock = ManualClock::new(T0);
+    let reg = registry(&clock);
+    let mail = DocumentStore::new();
+    let ctx = ctx("acme", &mail);
+    let asked = AtomicUsize::new(0);
+    let approve_refunds = |request: &ApprovalRequest| {
+        asked.fetch_add(1, Ordering::Relaxed);
+        let subject = request.subject().arguments["subject"].clone();
+        async move {
+            if subject == "Refund policy" {
+                ApprovalDecision::approve("user:lee")
+            } else {
+                ApprovalDecision::deny("user:lee", "only the refund policy goes out today")
+            }
+        }
+    };
+
+    let sent = reg
+        .handle_with_approver(&email("Refund policy"), &ctx, approve_refunds)
+        .await;
+    assert!(sent.ok, "{}", sent.to_value());
+    assert_eq!(mail.sent_mail().len(), 1);
+
+    let refused = reg
+        .handle_with_approver(&email("Salaries"), &ctx, approve_refunds)
+        .await;
+    denied(&refused, "APPROVAL_DENIED");
+    assert_eq!(mail.sent_mail().len(), 1, "a denied call sends nothing");
+    assert_eq!(asked.load(Ordering::Relaxed), 2);
+
+    // A call that needs no approval never reaches the approver.
+    let ticket = r#"{"name": "create_draft_ticket", "arguments": {"request_id": "req-00009", "title": "Printer on floor 3", "body": "b", "priority": "normal"}}"#;
+    let drafted = reg
+        .handle_with_approver(ticket, &ctx, approve_refunds)
+        .await;
+    assert!(drafted.ok, "{}", drafted.to_value());
+    assert_eq!(asked.load(Ordering::Relaxed), 2);
+}

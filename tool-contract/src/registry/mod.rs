@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::approval::{ApprovalConfig, ApprovalGrant, ApprovalRequest};
+use crate::approval::{ApprovalConfig, ApprovalDecision, ApprovalGrant, ApprovalRequest};
 use crate::call::{AuthorizedCall, PreparedCall, ValidatedCall};
 use crate::catalog::Catalog;
 use crate::context::ToolContext;
@@ -157,6 +157,71 @@ impl Registry {
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
             Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
+            Err(rejection) => rejection.into_observation(),
+        }
+    }
+
+    /// Like [`handle`](Self::handle), but a call that needs approval is put to `approver`
+    /// (a UI prompt, a chat message to an operator, a policy service) and then granted and
+    /// run, or denied, in the same step: what every host otherwise writes around
+    /// [`prepare_raw`](Self::prepare_raw), [`grant`](Self::grant),
+    /// [`execute_approved`](Self::execute_approved) and [`deny`](Self::deny). `approver` is
+    /// called only for a call that needs a human; it sees [`ApprovalRequest::subject`], which
+    /// is exactly what will run.
+    ///
+    /// ```
+    /// # use tool_contract::{tool, ToolArgs, ToolError, ToolContext, Registry};
+    /// use tool_contract::approval::ApprovalDecision;
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct DeleteDocumentArgs {
+    /// #     /// The document to delete.
+    /// #     #[schemars(length(max = 64))]
+    /// #     id: String,
+    /// # }
+    /// # /// Deletes a document for good. Use only when the user asked for the deletion.
+    /// # #[tool(version = "1.0.0", effect = "irreversible_write", timeout_ms = 100, approval, idempotency(from = [id]))]
+    /// # async fn delete_document(args: DeleteDocumentArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let registry = Registry::builder().tool(DeleteDocument).build().unwrap();
+    /// let ctx = ToolContext::builder().tenant("acme").principal("user:kim").build();
+    /// let raw = r#"{"name": "delete_document", "arguments": {"id": "doc-1"}}"#;
+    /// let obs = registry
+    ///     .handle_with_approver(raw, &ctx, |request| {
+    ///         let yes = request.subject().arguments["id"] == "doc-1";
+    ///         async move {
+    ///             if yes {
+    ///                 ApprovalDecision::approve("user:lee")
+    ///             } else {
+    ///                 ApprovalDecision::deny("user:lee", "not that one")
+    ///             }
+    ///         }
+    ///     })
+    ///     .await;
+    /// assert!(obs.ok);
+    /// # });
+    /// ```
+    pub async fn handle_with_approver<F, Fut>(
+        &self,
+        raw: &str,
+        ctx: &ToolContext,
+        approver: F,
+    ) -> Observation
+    where
+        F: FnOnce(&ApprovalRequest) -> Fut,
+        Fut: std::future::Future<Output = ApprovalDecision>,
+    {
+        match self.prepare_raw(raw, ctx) {
+            Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
+            Ok(Prepared::NeedsApproval(request)) => match approver(&request).await {
+                ApprovalDecision::Approve { approver } => {
+                    let grant = self.grant(&request, &approver);
+                    self.execute_approved(request, &grant).await
+                }
+                ApprovalDecision::Deny { approver, reason } => {
+                    self.deny(request, &approver, &reason)
+                }
+            },
             Err(rejection) => rejection.into_observation(),
         }
     }
