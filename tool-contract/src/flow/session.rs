@@ -76,10 +76,6 @@ struct Observation {
     /// read from it then (never persisted: a snapshot indexes first).
     #[serde(skip)]
     pending: Option<Box<str>>,
-    /// What this observation added to `State::observed_bytes`, so exactly that is taken off
-    /// when it is indexed or dropped.
-    #[serde(skip)]
-    charged: usize,
     source: ObservationSource,
     /// JSON pointers (patterns allowed: `*` for any segment) of confidential values; `[""]` for
     /// the whole output.
@@ -269,7 +265,6 @@ impl Session {
     pub(crate) fn record(&self, source: ObservationSource, confidential: Vec<String>, json: &str) {
         let observation = Observation {
             pending: Some(json.into()),
-            charged: 0,
             source,
             confidential,
             leaves: Vec::new(),
@@ -314,7 +309,7 @@ impl Session {
         let normalized = normalize(value);
         let mut out = Vec::new();
         if normalized.chars().count() >= MIN_TRACED_CHARS {
-            s.look_up(&s.key(&normalized), &mut out);
+            s.look_up(&whole_key(&s.keys, &normalized), &mut out);
         }
         atoms(&normalized, |atom| {
             if !s.in_intent(atom) {
@@ -336,7 +331,7 @@ impl Session {
         let mut s = self.lock();
         s.catch_up();
         let mut out = Vec::new();
-        s.look_up(&s.short_key(&normalized), &mut out);
+        s.look_up(&whole_key(&s.keys, &normalized), &mut out);
         out
     }
 
@@ -412,12 +407,6 @@ impl State {
         self.keys.hash_one(text)
     }
 
-    /// The index key of a whole value too short to be traced: apart from every other key, so
-    /// only [`Session::short_sightings`] finds it.
-    fn short_key(&self, text: &str) -> u64 {
-        self.keys.hash_one((SHORT, text))
-    }
-
     /// Whether `needle` (normalized) occurs in the intent as whole words: not inside a longer
     /// word, so `ice@example.com` is not the user's because they wrote `alice@example.com`.
     fn in_intent(&self, needle: &str) -> bool {
@@ -442,11 +431,12 @@ impl State {
 
     /// Appends an observation (indexed later, by [`catch_up`](Self::catch_up)) and drops the
     /// oldest past the limits.
-    fn push(&mut self, mut observation: Observation) {
+    fn push(&mut self, observation: Observation) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        observation.charged = observation.bytes();
-        self.observed_bytes += observation.charged;
+        // `bytes()` changes only in `catch_up`, which moves the total with it, so what a
+        // drop takes off is what was added.
+        self.observed_bytes += observation.bytes();
         self.observations.push_back((seq, observation));
         self.evict();
     }
@@ -459,7 +449,7 @@ impl State {
             let Some((seq, dropped)) = self.observations.pop_front() else {
                 break;
             };
-            self.observed_bytes -= dropped.charged;
+            self.observed_bytes -= dropped.bytes();
             if seq < self.indexed_to {
                 self.stale += dropped.leaves.len();
             }
@@ -484,28 +474,25 @@ impl State {
             indexed_to,
             ..
         } = self;
-        for (seq, observation) in observations.iter_mut() {
-            if *seq < *indexed_to {
-                continue;
+        // Sequence numbers are consecutive from the front, so the unindexed ones are a tail.
+        let first = observations.front().map_or(*indexed_to, |(seq, _)| *seq);
+        let skip = usize::try_from(indexed_to.saturating_sub(first)).unwrap_or(usize::MAX);
+        let mut hashes = Vec::new();
+        for (seq, observation) in observations.iter_mut().skip(skip) {
+            if let Some(text) = observation.pending.as_deref() {
+                let leaves = leaves_of(text);
+                *observed_bytes -= observation.bytes();
+                observation.pending = None;
+                observation.leaves = leaves;
+                *observed_bytes += observation.bytes();
             }
-            if let Some(text) = observation.pending.take() {
-                observation.leaves = leaves_of(&text);
-                *observed_bytes -= observation.charged;
-                observation.charged = observation.bytes();
-                *observed_bytes += observation.charged;
-            }
-            let mut hashes = Vec::new();
             for (i, (_, value)) in observation.leaves.iter().enumerate() {
                 let seen = Seen {
                     seq: *seq,
                     leaf: u32::try_from(i).unwrap_or(u32::MAX),
                 };
                 hashes.clear();
-                if value.chars().count() >= MIN_TRACED_CHARS {
-                    hashes.push(keys.hash_one(value.as_str()));
-                } else {
-                    hashes.push(keys.hash_one((SHORT, value.as_str())));
-                }
+                hashes.push(whole_key(keys, value));
                 atoms(value, |atom| hashes.push(keys.hash_one(atom)));
                 hashes.sort_unstable();
                 hashes.dedup();
@@ -566,8 +553,19 @@ impl State {
     }
 }
 
-/// Tags the index keys of short whole values (see [`State::short_key`]).
+/// Tags the index keys of short whole values (see [`whole_key`]).
 const SHORT: u8 = 0;
+
+/// The index key of a whole value. A value too short to be traced gets a key apart from every
+/// other (tagged [`SHORT`]), so only [`Session::short_sightings`], which an allowlist consults,
+/// finds it.
+fn whole_key(keys: &RandomState, value: &str) -> u64 {
+    if value.chars().count() >= MIN_TRACED_CHARS {
+        keys.hash_one(value)
+    } else {
+        keys.hash_one((SHORT, value))
+    }
+}
 
 /// Whether `needle` occurs in `text` with no letter or digit right before or after it (where
 /// its own first or last character is one).
@@ -675,5 +673,41 @@ mod tests {
         assert_eq!(session.sightings("https://site2.test/page").len(), 1);
         // Indexed, each observation counts its pointer and value plus a fixed overhead.
         assert_eq!(bytes, 2 * ("/url".len() + "site1.test/page".len() + 64));
+    }
+
+    /// Indexing resumes where it stopped, also after older observations were dropped, and
+    /// the byte total follows each observation from text to leaves and out again.
+    #[test]
+    fn indexing_resumes_after_drops_and_the_byte_total_stays_exact() {
+        let session = Session::with_limits(SessionLimits::default().max_observations(3));
+        let record = |i: usize| {
+            session.record_external(
+                "web",
+                &format!("call_{i}"),
+                &serde_json::json!({"url": format!("https://site{i}.test/page")}),
+                false,
+            );
+        };
+        record(0);
+        record(1);
+        assert_eq!(session.sightings("site1.test/page").len(), 1);
+        for i in 2..5 {
+            record(i);
+        }
+        // 0 and 1 were dropped (1 indexed, 0 too); 2, 3 and 4 wait as text.
+        assert!(session.sightings("site1.test/page").is_empty());
+        for i in 2..5 {
+            let seen = session.sightings(&format!("site{i}.test/page"));
+            assert_eq!(seen.len(), 1, "site{i}");
+            assert_eq!(seen[0].source.call_id, format!("call_{i}"));
+        }
+        let (count, bytes) = session.observed();
+        assert_eq!(count, 3);
+        assert_eq!(bytes, 3 * ("/url".len() + "site2.test/page".len() + 64));
+        for i in 5..8 {
+            record(i);
+        }
+        let (_, bytes) = session.observed();
+        assert_eq!(bytes, 3 * ("/url".len() + "site5.test/page".len() + 64));
     }
 }
