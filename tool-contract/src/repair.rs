@@ -82,6 +82,17 @@ fn summarize(v: &Value) -> Value {
 /// Turns one `jsonschema` error about `args` into an issue.
 pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>, args: &Value) -> RepairIssue {
     use jsonschema::error::ValidationErrorKind as K;
+    // An object schema with no properties and `additionalProperties: false` (a tool whose
+    // arguments have no fields) is checked as "every property against `false`": name the
+    // properties, as for any other closed object.
+    if let (K::FalseSchema, Some(object)) = (err.kind(), closed_object(err, args)) {
+        return RepairIssue {
+            path: err.instance_path().as_str().to_owned(),
+            keyword: "additionalProperties".to_owned(),
+            expected: Value::String("no other properties".into()),
+            actual: unexpected_names(object.keys()),
+        };
+    }
     let instance = err.instance();
     let len = |v: &Value| match v {
         Value::String(s) => Value::from(s.chars().count()),
@@ -104,27 +115,7 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>, args: &Val
         K::Required { property } => (property.clone(), Value::Null),
         K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => (
             Value::String("no other properties".into()),
-            Value::Array(
-                unexpected
-                    .iter()
-                    .take(16)
-                    .map(|u| summarize(&Value::String(u.clone())))
-                    .collect(),
-            ),
-        ),
-        // An object schema with no properties and `additionalProperties: false` (a tool whose
-        // arguments have no fields) is checked as "every property against `false`": name the
-        // properties, as for any other closed object.
-        K::FalseSchema if closed_object(err, args).is_some() => (
-            Value::String("no other properties".into()),
-            Value::Array(
-                closed_object(err, args)
-                    .into_iter()
-                    .flat_map(|o| o.keys())
-                    .take(16)
-                    .map(|k| summarize(&Value::String(k.clone())))
-                    .collect(),
-            ),
+            unexpected_names(unexpected.iter()),
         ),
         K::Type { kind } => {
             let expected = match kind {
@@ -145,17 +136,22 @@ pub(crate) fn issue_from_error(err: &jsonschema::ValidationError<'_>, args: &Val
         K::MultipleOf { .. } => (Value::String(err.to_string()), summarize(instance)),
         _ => (Value::String(short(&err.to_string())), summarize(instance)),
     };
-    let keyword = if matches!(err.kind(), K::FalseSchema) && closed_object(err, args).is_some() {
-        "additionalProperties"
-    } else {
-        err.kind().keyword()
-    };
     RepairIssue {
         path: err.instance_path().as_str().to_owned(),
-        keyword: keyword.to_owned(),
+        keyword: err.kind().keyword().to_owned(),
         expected,
         actual,
     }
+}
+
+/// The first few unexpected property names, each summarized: what a closed object reports.
+fn unexpected_names<'a>(names: impl Iterator<Item = &'a String>) -> Value {
+    Value::Array(
+        names
+            .take(16)
+            .map(|n| summarize(&Value::String(n.clone())))
+            .collect(),
+    )
 }
 
 /// The object whose `additionalProperties: false` failed as a `false` schema (the error names
