@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use tool_contract::mcp::{McpRequest, McpServer};
-use tool_contract::{Registry, RegistryError, ToolContext, ToolError, Toolset};
+use tool_contract::{Registry, RegistryError, ToolContext, ToolContextBuilder, ToolError, Toolset};
 
 use crate::{
     CreateDraftTicket, DeleteDocument, DocumentStore, ReadDocumentSpan, SearchDocuments, SendEmail,
@@ -31,6 +31,14 @@ pub fn document_registry() -> Result<Registry, RegistryError> {
 /// The trusted context of one call by the local user: everything but `documents:delete`, and a
 /// fresh deadline.
 pub fn local_user_context(store: &DocumentStore) -> ToolContext {
+    local_user(store)
+        .deadline(Instant::now() + CALL_DEADLINE)
+        .build()
+}
+
+/// The local user's identity, capabilities and the store, without a deadline: what
+/// [`local_user_context`] builds on, for a context that outlives one call.
+pub fn local_user(store: &DocumentStore) -> ToolContextBuilder {
     ToolContext::builder()
         .principal("user:kim")
         .tenant("acme")
@@ -40,9 +48,7 @@ pub fn local_user_context(store: &DocumentStore) -> ToolContext {
             "tickets:create",
             "mail:send",
         ])
-        .deadline(Instant::now() + CALL_DEADLINE)
         .state(store.clone())
-        .build()
 }
 
 /// The document service's five tools over `store`, served to the local user.

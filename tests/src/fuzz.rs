@@ -16,7 +16,7 @@ use tool_contract::{canonical, Prepared, Registry, Rejection, ToolContext, ToolE
 use tool_contract_examples::documents::{
     CreateDraftTicket, DeleteDocument, ReadDocumentSpan, SearchDocuments, SendEmail,
 };
-use tool_contract_examples::mcp::{document_registry, local_user_context};
+use tool_contract_examples::mcp::{document_registry, local_user, local_user_context};
 use tool_contract_examples::store::DocumentStore;
 
 /// Two registries over the example tools that differ only in the path a proposal takes.
@@ -45,17 +45,7 @@ fn paths() -> &'static Paths {
                 .build()
                 .expect("full"),
             // No deadline: the context lives as long as the fuzzing session.
-            ctx: ToolContext::builder()
-                .principal("user:kim")
-                .tenant("acme")
-                .capabilities([
-                    "documents:search",
-                    "documents:read",
-                    "tickets:create",
-                    "mail:send",
-                ])
-                .state(DocumentStore::seeded())
-                .build(),
+            ctx: local_user(&DocumentStore::seeded()).build(),
         }
     })
 }
