@@ -110,6 +110,7 @@ pub(crate) fn refuse(
             // A context provider or a semantic rule may say more to operators than to the model.
             diagnostics: err.operator_report().into_iter().collect(),
             flow: origin.flow.map(|f| *f),
+            withheld_output_sha256: None,
         };
         sink.record(&receipt);
     }

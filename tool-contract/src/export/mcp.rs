@@ -143,7 +143,8 @@ pub fn annotations(effect: Effect, idempotency: &IdempotencySource) -> Value {
 /// The advertised `outputSchema`: the union of the success envelope (with the tool's output
 /// schema as `data`) and the error envelope. See the [module docs](self) for why.
 pub fn output_schema(contract: &ToolContract) -> Value {
-    let mut data = contract.output_schema.clone();
+    // What an observation carries: the model view's schema when the tool declares one.
+    let mut data = contract.model_output_schema().clone();
     let mut id = None;
     if let Value::Object(map) = &mut data {
         // Nested, it is no document root: `$schema` is the envelope's, and its `$id` would make
