@@ -5,9 +5,11 @@
 //! * the MCP Inspector (`@modelcontextprotocol/inspector` on npm) in `--cli` mode, over stdio and
 //!   HTTP.
 //!
-//! Each lists the tools, calls one that succeeds, one with bad arguments, one refused for a
-//! missing capability and one that needs approval (the Python client also approves one call and
-//! declines another through MCP elicitation), and checks every `structuredContent` against
+//! Each lists the tools (the user is shown what it may call: not `delete_document`), calls one
+//! that succeeds, one with bad arguments, the hidden one (refused for the missing capability)
+//! and one that needs approval (the Python client also approves one call and declines another
+//! through MCP elicitation under 2025-11-25, and again through input requests under
+//! 2026-07-28, which its high-level client negotiates), and checks every `structuredContent` against
 //! the advertised `outputSchema` with a JSON Schema validator on the client side (Python
 //! `jsonschema` in the script; the `jsonschema` crate here for the Inspector's output).
 //!
@@ -173,7 +175,7 @@ const PYTHON_CHECKS: &[&str] = &[
     "list.names",
     "list.search_documents.annotations",
     "list.send_email.annotations",
-    "list.delete_document.meta",
+    "list.send_email.meta",
     "call_ok.is_error",
     "call_ok.matches_output_schema",
     "call_ok.data",
@@ -189,6 +191,13 @@ const PYTHON_CHECKS: &[&str] = &[
     "elicit_approved.sent",
     "elicit_declined.matches_output_schema",
     "elicit_declined.denied",
+    "modern.version",
+    "modern.list.names",
+    "modern.list.cache_hints",
+    "modern.approved.matches_output_schema",
+    "modern.approved.sent",
+    "modern.declined.matches_output_schema",
+    "modern.declined.denied",
 ];
 
 fn assert_python_passed(out: &Output) {
@@ -287,13 +296,20 @@ fn inspector_scenario(cli: &Path, target: Target<'_>) {
         names,
         [
             "create_draft_ticket",
-            "delete_document",
             "read_document_span",
             "search_documents",
             "send_email"
-        ]
+        ],
+        "delete_document is hidden: the user lacks its capability"
     );
     let schema_of = |name: &str| -> Value {
+        // A hidden tool's error envelope has every tool's error shape: check it against a
+        // listed one's.
+        let name = if name == "delete_document" {
+            "search_documents"
+        } else {
+            name
+        };
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
         assert_eq!(tool["inputSchema"]["type"], "object", "{name}");
         assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
