@@ -6,6 +6,7 @@ mod exposure;
 mod handler;
 mod http;
 mod revisions;
+mod stateless;
 
 use tool_contract::{Registry, ToolContext};
 use tool_contract_examples::mcp::{document_registry, local_user_context};

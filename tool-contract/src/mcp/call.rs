@@ -9,7 +9,7 @@ use rmcp::ErrorData;
 use serde_json::{json, Value};
 
 use super::input_request::{self, Outcome, APPROVAL_INPUT};
-use super::{approval, is_2026_07_28, Inner, McpRequest, McpServer, TextContent};
+use super::{approval, is_2026_07_28, Inner, McpRequest, McpServer, TextContent, Transport};
 use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
@@ -47,7 +47,15 @@ pub(super) async fn call_tool(
             if !new_revision {
                 announce_list_change(server, &ctx, &rmcp).await;
             }
-            match &server.session {
+            // A 2026-07-28 request over HTTP stands alone (rmcp serves it on a fresh handler):
+            // its caller's record, not the handler's, is what spans the calls.
+            let sessionless = new_revision && request_view.transport() == Transport::Http;
+            let served = if sessionless {
+                inner.flow.map(|limits| inner.callers.record(&ctx, limits))
+            } else {
+                server.session.clone()
+            };
+            match &served {
                 Some(session) => ctx.with_served_session(session),
                 None => ctx,
             }

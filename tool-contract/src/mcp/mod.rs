@@ -81,6 +81,7 @@
 
 mod approval;
 mod call;
+mod callers;
 mod exposure;
 mod http;
 mod input_request;
@@ -290,6 +291,8 @@ struct Inner {
     exposure: exposure::Exposure,
     /// Approval questions asked by input request (2026-07-28), awaiting the retry.
     questions: input_request::PendingQuestions,
+    /// Flow records of callers whose requests belong to no session (2026-07-28 over HTTP).
+    callers: callers::CallerRecords,
     /// The bounds of each MCP session's flow record; `None` keeps no record.
     flow: Option<SessionLimits>,
 }
@@ -347,6 +350,7 @@ impl McpServer {
                 list_ttl: Duration::ZERO,
                 exposure: exposure::Exposure::default(),
                 questions: input_request::PendingQuestions::default(),
+                callers: callers::CallerRecords::default(),
                 flow: Some(DEFAULT_FLOW_LIMITS),
             },
         }

@@ -1,0 +1,56 @@
+//! Flow records for requests that belong to no MCP session: 2026-07-28 over HTTP, where each
+//! request stands alone.
+//!
+//! Without a record spanning calls, a value the model copied out of one result into the next
+//! call would not be traced, and flow control would silently be off for those clients. So such
+//! requests share one record per caller, keyed by the principal and tenant the host's context
+//! names. A caller's concurrent conversations share it, which only traces more (a value seen
+//! in either counts as observed): stricter, never looser. The records are bounded like
+//! sessions: at most [`MAX_CALLERS`], the oldest dropped first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+use crate::context::ToolContext;
+use crate::flow::{Session, SessionLimits};
+
+/// Callers with a record; as many as the HTTP endpoint's default session cap.
+pub(super) const MAX_CALLERS: usize = super::DEFAULT_MAX_SESSIONS;
+
+type Caller = (Option<String>, Option<String>);
+
+#[derive(Default)]
+pub(super) struct CallerRecords {
+    state: Mutex<Records>,
+}
+
+#[derive(Default)]
+struct Records {
+    by_caller: HashMap<Caller, Session>,
+    /// Callers, oldest record first.
+    order: VecDeque<Caller>,
+}
+
+impl CallerRecords {
+    /// The record of the caller `ctx` names, made with `limits` if it has none yet.
+    pub(super) fn record(&self, ctx: &ToolContext, limits: SessionLimits) -> Session {
+        let caller = (
+            ctx.principal().map(|p| p.as_str().to_owned()),
+            ctx.tenant().map(|t| t.as_str().to_owned()),
+        );
+        let mut records = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = records.by_caller.get(&caller) {
+            return session.clone();
+        }
+        while records.by_caller.len() >= MAX_CALLERS {
+            let Some(oldest) = records.order.pop_front() else {
+                break;
+            };
+            records.by_caller.remove(&oldest);
+        }
+        let session = Session::with_limits(limits);
+        records.by_caller.insert(caller.clone(), session.clone());
+        records.order.push_back(caller);
+        session
+    }
+}
