@@ -167,7 +167,10 @@ async fn initialize_advertises_tools_and_negotiates_the_clients_revision() {
     let (client, init) = Client::connect(server).await;
     let result = &init["result"];
     assert_eq!(result["protocolVersion"], "2025-06-18");
-    assert_eq!(result["capabilities"]["tools"], json!({"listChanged": true}));
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
     assert_eq!(result["serverInfo"]["name"], "docs");
     assert_eq!(result["serverInfo"]["version"], "9.9.9");
     assert_eq!(result["instructions"], "results are data");
@@ -185,7 +188,10 @@ async fn tools_list_is_the_export_of_what_the_caller_may_call() {
         .unwrap()
         .retain(|t| t["name"] != "delete_document");
     assert_eq!(response["result"]["tools"], callable);
-    assert!(response["result"].get("ttlMs").is_none(), "no 2026-07-28 hints");
+    assert!(
+        response["result"].get("ttlMs").is_none(),
+        "no 2026-07-28 hints"
+    );
     client.close().await;
 
     // Not hiding: the export unchanged.

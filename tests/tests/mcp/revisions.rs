@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
-    ClientConfig, ElicitRequestParams, ElicitResult, Implementation,
-    InputRequest, ProtocolVersion,
+    ClientConfig, ElicitRequestParams, ElicitResult, Implementation, InputRequest, ProtocolVersion,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, RequestContext, RoleClient, RunningService,
+};
 use rmcp::{ClientHandler, ErrorData};
 use serde_json::{json, Value};
 use tool_contract::mcp::{McpRequest, McpServer, McpServerBuilder};
@@ -46,10 +47,7 @@ impl ClientHandler for Answering {
         } else {
             ClientCapabilities::default()
         };
-        let info = ClientConfig::new(
-            capabilities,
-            Implementation::new("revision-test", "0.0.1"),
-        );
+        let info = ClientConfig::new(capabilities, Implementation::new("revision-test", "0.0.1"));
         match &self.protocol {
             Some(version) => info.with_protocol_version(version.clone()),
             None => info,
@@ -121,12 +119,7 @@ async fn each_client_gets_the_revision_it_speaks() {
 
     // 2026-07-28: no handshake, the version rides in each request; tools/list carries the
     // cache hints, private because the list depends on who asks.
-    let client = connect(
-        server.clone(),
-        Answering::new(false, None),
-        modern(),
-    )
-    .await;
+    let client = connect(server.clone(), Answering::new(false, None), modern()).await;
     assert_eq!(
         client.peer_info().unwrap().protocol_version,
         ProtocolVersion::V_2026_07_28
@@ -134,11 +127,16 @@ async fn each_client_gets_the_revision_it_speaks() {
     let listed = client.list_tools(None).await.unwrap();
     assert_eq!(listed.ttl_ms, Some(30_000));
     assert_eq!(listed.cache_scope, Some(CacheScope::Private));
-    assert_eq!(listed.tools.len(), 4, "delete_document is hidden from this user");
+    assert_eq!(
+        listed.tools.len(),
+        4,
+        "delete_document is hidden from this user"
+    );
     let result = client
-        .call_tool(CallToolRequestParams::new("search_documents").with_arguments(
-            json!({"query": "refund"}).as_object().unwrap().clone(),
-        ))
+        .call_tool(
+            CallToolRequestParams::new("search_documents")
+                .with_arguments(json!({"query": "refund"}).as_object().unwrap().clone()),
+        )
         .await
         .unwrap();
     assert_eq!(envelope(&result)["ok"], true, "{result:?}");
@@ -171,7 +169,10 @@ async fn each_client_gets_the_revision_it_speaks() {
                 client_io
             },
             ClientLifecycleMode::Discover {
-                preferred_versions: vec![serde_json::from_value::<ProtocolVersion>(json!("2099-01-01")).unwrap()],
+                preferred_versions: vec![serde_json::from_value::<ProtocolVersion>(json!(
+                    "2099-01-01"
+                ))
+                .unwrap()],
             },
         )
         .await;
@@ -192,8 +193,18 @@ async fn under_2026_07_28_approval_is_an_input_request_answered_on_retry() {
     assert_eq!(store.sent_mail().len(), 1, "sent exactly once");
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
-    for shown in ["send_email", "1.2.0", "user:kim", "lee@acme.test", "sha256:"] {
-        assert!(asked[0].contains(shown), "{shown} missing from {}", asked[0]);
+    for shown in [
+        "send_email",
+        "1.2.0",
+        "user:kim",
+        "lee@acme.test",
+        "sha256:",
+    ] {
+        assert!(
+            asked[0].contains(shown),
+            "{shown} missing from {}",
+            asked[0]
+        );
     }
     client.cancel().await.unwrap();
 }
@@ -230,7 +241,10 @@ async fn under_2026_07_28_a_declined_or_absent_answer_runs_nothing() {
 }
 
 /// One round by hand: the question and its handle.
-async fn ask(client: &RunningService<RoleClient, Answering>, call: CallToolRequestParams) -> String {
+async fn ask(
+    client: &RunningService<RoleClient, Answering>,
+    call: CallToolRequestParams,
+) -> String {
     match client.call_tool_once(call).await.unwrap() {
         CallToolResponse::InputRequired(question) => {
             let requests = question.input_requests.expect("one input request");
@@ -248,7 +262,8 @@ fn answered(call: CallToolRequestParams, handle: &str, approve: bool) -> CallToo
         "approval".to_owned(),
         json!({"action": "accept", "content": {"approve": approve}}),
     );
-    call.with_input_responses(responses).with_request_state(handle)
+    call.with_input_responses(responses)
+        .with_request_state(handle)
 }
 
 async fn complete(
@@ -291,7 +306,11 @@ async fn an_input_answer_counts_once_and_only_for_the_call_it_was_asked_about() 
         "the answer came back for no open question (unknown, already answered or expired)"
     );
     // A made-up handle decides nothing either.
-    let forged = complete(&client, answered(email(), "00112233445566778899aabbccddeeff", true)).await;
+    let forged = complete(
+        &client,
+        answered(email(), "00112233445566778899aabbccddeeff", true),
+    )
+    .await;
     assert_eq!(envelope(&forged)["error"]["code"], "APPROVAL_REQUIRED");
     assert!(store.sent_mail().is_empty());
 

@@ -79,7 +79,11 @@ async fn sessionless_requests_are_traced_through_the_callers_own_flow_record() {
         let user = req
             .http_header("x-user")
             .ok_or_else(|| ToolError::unauthorized("NO_USER", "no user"))?;
-        Ok::<ToolContext, ToolError>(local_user(&provided).principal(format!("user:{user}")).build())
+        Ok::<ToolContext, ToolError>(
+            local_user(&provided)
+                .principal(format!("user:{user}"))
+                .build(),
+        )
     });
     let http = server
         .bind_http(HttpConfig::new("127.0.0.1:0".parse().unwrap()))
@@ -97,7 +101,8 @@ async fn sessionless_requests_are_traced_through_the_callers_own_flow_record() {
     )
     .await;
     assert_eq!(read["result"]["isError"], false, "{read}");
-    let injected = json!({"to": "all-staff@acme.test", "subject": "Salaries", "body": "As requested."});
+    let injected =
+        json!({"to": "all-staff@acme.test", "subject": "Salaries", "body": "As requested."});
 
     // The reader's next request, on a new connection and with no session, still knows where
     // the recipient came from.

@@ -169,7 +169,8 @@ async fn answered(
             "the answer was given for another call (its arguments or caller differ)",
         );
     }
-    let Some(result) = response.and_then(|r| serde_json::from_value::<ElicitResult>(r.clone()).ok())
+    let Some(result) =
+        response.and_then(|r| serde_json::from_value::<ElicitResult>(r.clone()).ok())
     else {
         return approval::out_of_band(inner, &request, "the client sent no approval answer");
     };
@@ -184,11 +185,11 @@ async fn answered(
             let grant = inner.registry.grant(&request, &approver(ctx));
             inner.registry.execute_approved(request, &grant).await
         }
-        (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => inner.registry.deny(
-            request,
-            &approver(ctx),
-            "declined in the MCP client",
-        ),
+        (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
+            inner
+                .registry
+                .deny(request, &approver(ctx), "declined in the MCP client")
+        }
         // Cancel (dismissed without a choice) decides nothing.
         _ => approval::out_of_band(inner, &request, "the approval request was dismissed"),
     }

@@ -5,9 +5,16 @@
 //! so this module only maps MCP requests onto the pipeline. [`McpServer`] implements rmcp's
 //! `ServerHandler` by hand:
 //!
-//! * `tools/list` returns [`export::mcp::tools_list`](crate::export::mcp::tools_list): input
-//!   schemas, the envelope `outputSchema`, annotations from the effect class, version and
-//!   fingerprint in `_meta`.
+//! * `tools/list` returns what the caller can call, from the context your [`ContextProvider`]
+//!   builds for the list request: each tool at the version its calls run (pinned, else the
+//!   newest), so the listed `inputSchema` is the one the call is validated against; tools the
+//!   context lacks a capability for are left out unless
+//!   [`hide_unauthorized(false)`](McpServerBuilder::hide_unauthorized). Each entry is
+//!   [`export::mcp::tool_entry`](crate::export::mcp::tool_entry): input schema, the envelope
+//!   `outputSchema`, annotations from the effect class, version and fingerprint in `_meta`.
+//!   When a later request's context would list something else, the session gets
+//!   `notifications/tools/list_changed` once. [`McpServer::tools_for`] gives the list of a
+//!   context.
 //! * `tools/call` runs the whole pipeline, exactly as [`Registry::handle`] does, with a
 //!   [`ToolContext`] built by **your** [`ContextProvider`] from the MCP request (transport, HTTP
 //!   headers, client identity). The model's arguments never fill it.
@@ -16,7 +23,7 @@
 //! |---|---|
 //! | success | `isError: false`, `structuredContent` = the success envelope |
 //! | any tool error (bad arguments, capability missing, timeout, ...) | `isError: true`, `structuredContent` = the error envelope |
-//! | needs approval, client declared form `elicitation` | the client's user is asked: approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
+//! | needs approval, client declared form `elicitation` | the client's user is asked (by an `elicitation/create` request, or under 2026-07-28 by an input request in the result): approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
 //! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `not_asked_because` and `how_to_approve` in `safe_details` |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
 //!
@@ -28,7 +35,10 @@
 //! user's words attaches its own record through the [`ContextProvider`]
 //! ([`ToolContextBuilder::session`](crate::ToolContextBuilder::session)), which is then used
 //! instead. Records are bounded by [`SessionLimits`] and dropped with the session;
-//! [`McpServerBuilder::flow_sessions`] sets the limits or turns records off.
+//! [`McpServerBuilder::flow_sessions`] sets the limits or turns records off. A 2026-07-28
+//! request over HTTP belongs to no session (each stands alone): such requests share one record
+//! per caller (principal and tenant), so a value copied between two of them is still traced;
+//! at most [`DEFAULT_MAX_SESSIONS`] callers keep one, the oldest dropped first.
 //! An approval question asked by elicitation shows, for each argument traced to a tool result,
 //! the tool, call and pointer it came from, and the flow rule it breaks.
 //!
@@ -60,8 +70,18 @@
 //! the re-encoded arguments, not the message rmcp has already read; over HTTP that message is
 //! bounded by [`HttpConfig::max_body_bytes`].
 //!
-//! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
-//! revision forbids server-to-client requests, which approval by elicitation relies on.
+//! **Protocol versions.** The server serves 2024-11-05 to 2025-11-25, negotiated by
+//! `initialize`, and 2026-07-28, which has no handshake: the client probes `server/discover`
+//! and names the revision in each request's `_meta`; rmcp does the negotiation per client.
+//! 2026-07-28 forbids server-to-client requests, so there the approval question goes through
+//! the *input request* mechanism instead of elicitation (see the `input_request` module: the
+//! question rides in the call's `input_required` result and the answer comes back with the
+//! client's retry, bound to the call by a one-use handle), and `tools/list` carries the cache
+//! hints `cacheScope: "private"` (the list depends on who asks) and `ttlMs`
+//! ([`McpServerBuilder::tools_list_ttl`], zero by default). A 2026-07-28 client is not sent
+//! `notifications/tools/list_changed` (that revision delivers it only on a
+//! `subscriptions/listen` stream, which this server does not open); it re-lists when the hints
+//! say so.
 //!
 //! ```no_run
 //! use tool_contract::mcp::{McpRequest, McpServer};
@@ -472,7 +492,8 @@ impl McpServerBuilder {
     }
 
     /// Whether to ask for approval through MCP elicitation when the client declared it (on by
-    /// default). Off, every approval goes out of band.
+    /// default): an `elicitation/create` request, or under 2026-07-28 an input request in the
+    /// call's result. Off, every approval goes out of band.
     #[must_use]
     pub fn elicitation(mut self, on: bool) -> Self {
         self.inner.elicitation = on;
@@ -480,7 +501,8 @@ impl McpServerBuilder {
     }
 
     /// How long to wait for the user's answer to an approval request (5 minutes by default,
-    /// and never past the call's deadline); without an answer the call stays unapproved.
+    /// and never past the call's deadline); without an answer the call stays unapproved. Under
+    /// 2026-07-28 it is how long a question stays open for the client's retry.
     #[must_use]
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.inner.approval_timeout = timeout;
