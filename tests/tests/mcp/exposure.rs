@@ -408,3 +408,40 @@ async fn hiding_can_be_turned_off_without_changing_any_call() {
         .build();
     assert_eq!(names(shown.tools_for(&stale)), ["ping_service"]);
 }
+
+#[tokio::test]
+async fn the_provider_is_asked_for_the_list_too_and_a_refused_list_shows_only_uncapped_tools() {
+    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+    let record = Arc::clone(&seen);
+    let server = McpServer::new(order_registry(), move |req: &McpRequest<'_>| {
+        record
+            .lock()
+            .unwrap()
+            .push((req.method().to_owned(), req.tool().to_owned()));
+        // Knows nobody, but would grant everything if it did.
+        Err::<ToolContext, _>(ToolError::unauthorized("NO_USER", "no user"))
+    });
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(server.serve(server_read, server_write));
+    let client = Counting::default().serve(client_io).await.unwrap();
+    let listed = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["ping_service"], "what an empty context may call");
+    let refused = client
+        .call_tool(call("ping_service", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.structured_content.unwrap()["error"]["code"],
+        "NO_USER"
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            ("tools/list".to_owned(), String::new()),
+            ("tools/call".to_owned(), "ping_service".to_owned())
+        ]
+    );
+    client.cancel().await.unwrap();
+}

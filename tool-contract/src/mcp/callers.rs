@@ -54,3 +54,41 @@ impl CallerRecords {
         session
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(principal: &str) -> ToolContext {
+        ToolContext::builder()
+            .principal(principal)
+            .tenant("acme")
+            .build()
+    }
+
+    #[test]
+    fn each_caller_keeps_one_record_and_the_oldest_goes_first() {
+        let records = CallerRecords::default();
+        let limits = SessionLimits::default();
+        let kim = records.record(&caller("kim"), limits);
+        kim.add_trusted_value("kim@acme.test");
+        let again = records.record(&caller("kim"), limits);
+        assert_eq!(again.to_json(), kim.to_json(), "the same record");
+        let lee = records.record(&caller("lee"), limits);
+        assert_ne!(
+            lee.to_json(),
+            kim.to_json(),
+            "another caller, another record"
+        );
+        for i in 0..MAX_CALLERS {
+            records.record(&caller(&format!("user{i}")), limits);
+        }
+        let kim_now = records.record(&caller("kim"), limits);
+        assert_ne!(
+            kim_now.to_json(),
+            kim.to_json(),
+            "the oldest record was dropped"
+        );
+        assert!(records.state.lock().unwrap().by_caller.len() <= MAX_CALLERS);
+    }
+}

@@ -211,3 +211,42 @@ fn approver(ctx: &ToolContext) -> String {
         None => "unknown MCP client user (client-asserted, via MCP input request)".to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_handle_is_used_once_and_not_after_it_expires() {
+        let questions = PendingQuestions::default();
+        let later = Instant::now() + Duration::from_secs(60);
+        let handle = questions.ask("sha256:a", later).unwrap();
+        assert_eq!(handle.len(), 32, "128 random bits, hex");
+        assert_ne!(questions.ask("sha256:a", later).unwrap(), handle);
+        assert_eq!(questions.take(&handle).as_deref(), Some("sha256:a"));
+        assert_eq!(questions.take(&handle), None, "used up");
+        let expired = questions.ask("sha256:b", Instant::now()).unwrap();
+        assert_eq!(questions.take(&expired), None, "expired");
+    }
+
+    #[test]
+    fn open_questions_are_bounded_and_expired_ones_make_room() {
+        let questions = PendingQuestions::default();
+        let later = Instant::now() + Duration::from_secs(60);
+        for _ in 0..MAX_PENDING - 1 {
+            questions.ask("sha256:live", later).unwrap();
+        }
+        questions.ask("sha256:old", Instant::now()).unwrap();
+        // Full, but one is expired: it goes, the new one fits.
+        let fits = questions.ask("sha256:new", later).unwrap();
+        assert_eq!(questions.take(&fits).as_deref(), Some("sha256:new"));
+        questions.ask("sha256:new", later).unwrap();
+        assert_eq!(
+            questions.ask("sha256:more", later),
+            None,
+            "full of live questions"
+        );
+    }
+}

@@ -398,19 +398,20 @@ impl McpServer {
     ///
     /// ```
     /// # use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError};
+    /// # use tool_contract::mcp::{McpRequest, McpServer};
     /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
     /// # #[serde(deny_unknown_fields)]
-    /// # struct PurgeCacheArgs {}
-    /// /// Empties the cache. Use it when the user asks for fresh results.
-    /// #[tool(version = "1.0.0", effect = "reversible_write", timeout_ms = 100,
-    ///        capabilities("cache:purge"))]
-    /// async fn purge_cache(_args: PurgeCacheArgs) -> Result<bool, ToolError> { Ok(true) }
+    /// # struct ReadAuditLogArgs {}
+    /// /// Reads the audit log. Use it when an administrator asks who changed what.
+    /// #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100,
+    ///        capabilities("audit:read"))]
+    /// async fn read_audit_log(_args: ReadAuditLogArgs) -> Result<bool, ToolError> { Ok(true) }
     ///
-    /// let registry = Registry::builder().tool(PurgeCache).build().unwrap();
-    /// let server = tool_contract::mcp::McpServer::new(registry, |_: &_| Ok(ToolContext::default()));
+    /// let registry = Registry::builder().tool(ReadAuditLog).build().unwrap();
+    /// let server = McpServer::new(registry, |_: &McpRequest<'_>| Ok(ToolContext::default()));
     /// assert!(server.tools_for(&ToolContext::default()).is_empty());
-    /// let admin = ToolContext::builder().capability("cache:purge").build();
-    /// assert_eq!(server.tools_for(&admin)[0].name, "purge_cache");
+    /// let admin = ToolContext::builder().capability("audit:read").build();
+    /// assert_eq!(server.tools_for(&admin)[0].name, "read_audit_log");
     /// ```
     pub fn tools_for(&self, ctx: &ToolContext) -> Vec<Tool> {
         let key = self.inner.exposure.key(ctx);
