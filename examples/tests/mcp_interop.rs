@@ -173,6 +173,8 @@ fn http_server() -> HttpServer {
 /// and this test should notice.
 const PYTHON_CHECKS: &[&str] = &[
     "initialize.tools_capability",
+    "initialize.version",
+    "initialize.list_changed",
     "list.names",
     "list.search_documents.annotations",
     "list.send_email.annotations",

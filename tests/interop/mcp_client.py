@@ -84,6 +84,12 @@ def check_envelope(label: str, schemas: dict[str, dict], tool: str, result: Any,
 async def scenario(session: ClientSession) -> None:
     init = await session.initialize()
     check("initialize.tools_capability", init.capabilities.tools is not None, repr(init.capabilities))
+    check("initialize.version", init.protocol_version == "2025-11-25", repr(init.protocol_version))
+    check(
+        "initialize.list_changed",
+        init.capabilities.tools is not None and init.capabilities.tools.list_changed is True,
+        repr(init.capabilities.tools),
+    )
 
     listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
