@@ -618,8 +618,8 @@ impl ServerHandler for McpServer {
         drop(listed);
         let mut result = ListToolsResult::with_all_items(tools);
         if is_2026_07_28(context.protocol_version().as_ref()) {
-            // Older revisions define neither hint; their clients ignore nothing they were sent
-            // by mistake, so they get none. The list depends on who asks: private.
+            // Older revisions define neither hint, so their clients get none. The list depends
+            // on who asks: private.
             result = result
                 .with_ttl_ms(u64::try_from(self.inner.list_ttl.as_millis()).unwrap_or(u64::MAX))
                 .with_cache_scope(CacheScope::Private);
