@@ -97,7 +97,9 @@ pub fn tool_entry(contract: &ToolContract) -> Value {
 /// The `tools/list` result for a registry: `{"tools": [...]}`, one entry per tool name.
 ///
 /// MCP names a tool once, so each name is listed at its newest version: the one a call runs
-/// unless the trusted context pins another.
+/// unless the trusted context pins another. The MCP server lists per caller instead
+/// (`McpServer::tools_for` with the `mcp` feature): the pinned version, and only what the
+/// caller's capabilities allow.
 pub fn tools_list(registry: &impl ContractSource) -> Value {
     let mut tools = Vec::new();
     let mut last: Option<&str> = None;
