@@ -5,6 +5,7 @@ mod export;
 mod exposure;
 mod handler;
 mod http;
+mod repairs;
 mod revisions;
 mod stateless;
 

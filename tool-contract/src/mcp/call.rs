@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
@@ -14,6 +15,7 @@ use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
 use crate::prepare::Prepared;
+use crate::repair::{RepairLoop, RepairStep};
 
 /// The host's context for `request`. Host code: a panic must not take the request down with
 /// no answer (rmcp would never respond); it becomes an INTERNAL error, its message kept out.
@@ -42,6 +44,7 @@ pub(super) async fn call_tool(
     };
     let revision = rmcp.protocol_version();
     let new_revision = is_2026_07_28(revision.as_ref());
+    let mut repairs = Arc::clone(&server.repairs);
     let ctx = match provide(inner, &request_view) {
         Ok(ctx) => {
             if !new_revision {
@@ -50,6 +53,9 @@ pub(super) async fn call_tool(
             // A 2026-07-28 request over HTTP stands alone (rmcp serves it on a fresh handler):
             // its caller's record, not the handler's, is what spans the calls.
             let sessionless = new_revision && request_view.transport() == Transport::Http;
+            if sessionless {
+                repairs = inner.callers.repairs(&ctx, inner.max_repairs);
+            }
             let served = if sessionless {
                 inner.flow.map(|limits| inner.callers.record(&ctx, limits))
             } else {
@@ -98,7 +104,30 @@ pub(super) async fn call_tool(
         }
         Err(rejection) => rejection.into_observation(),
     };
+    let observation = bound_repairs(&repairs, name, observation);
     Ok(result(inner, &observation).into())
+}
+
+/// Counts a repairable failure against the session's bound for this tool: the model is told
+/// which repair this is, and past the bound gets the terminal `TOOL_ARGUMENT_INVALID` (a
+/// model that keeps sending arguments the schema or the handler refuses must not loop).
+fn bound_repairs(repairs: &Mutex<RepairLoop>, tool: &str, observation: Observation) -> Observation {
+    let step = repairs
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .on_observation(tool, &observation);
+    match step {
+        None => observation,
+        Some(RepairStep::Stop(end)) => *end,
+        Some(RepairStep::Repair(feedback)) => {
+            let mut observation = observation;
+            observation.error = observation.error.map(|err| {
+                err.with_detail("repair_attempt", feedback.repair_attempt)
+                    .with_detail("max_repair_attempts", feedback.max_repair_attempts)
+            });
+            observation
+        }
+    }
 }
 
 /// Sends `notifications/tools/list_changed` once when the list this session would now see
@@ -150,7 +179,14 @@ fn refused(
     err: ToolError,
     rmcp: &RequestContext<RoleServer>,
 ) -> Observation {
-    tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider");
+    match err.operator_report() {
+        Some(operator) => {
+            tracing::warn!(tool = %truncate(name), code = err.code(), %operator, "MCP call refused by the context provider")
+        }
+        None => {
+            tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider")
+        }
+    }
     let contract = inner
         .registry
         .contracts()

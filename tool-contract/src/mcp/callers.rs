@@ -11,8 +11,11 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
+use std::sync::Arc;
+
 use crate::context::ToolContext;
 use crate::flow::{Session, SessionLimits};
+use crate::repair::RepairLoop;
 
 /// Callers with a record; as many as the HTTP endpoint's default session cap.
 pub(super) const MAX_CALLERS: usize = super::DEFAULT_MAX_SESSIONS;
@@ -29,15 +32,23 @@ struct Records {
     by_caller: HashMap<Caller, Session>,
     /// Callers, oldest record first.
     order: VecDeque<Caller>,
+    /// Each caller's repair counts per tool, bounded like the flow records.
+    repairs: HashMap<Caller, Arc<Mutex<RepairLoop>>>,
+    /// Callers with repair counts, oldest first.
+    repair_order: VecDeque<Caller>,
+}
+
+fn caller_of(ctx: &ToolContext) -> Caller {
+    (
+        ctx.principal().map(|p| p.as_str().to_owned()),
+        ctx.tenant().map(|t| t.as_str().to_owned()),
+    )
 }
 
 impl CallerRecords {
     /// The record of the caller `ctx` names, made with `limits` if it has none yet.
     pub(super) fn record(&self, ctx: &ToolContext, limits: SessionLimits) -> Session {
-        let caller = (
-            ctx.principal().map(|p| p.as_str().to_owned()),
-            ctx.tenant().map(|t| t.as_str().to_owned()),
-        );
+        let caller = caller_of(ctx);
         let mut records = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(session) = records.by_caller.get(&caller) {
             return session.clone();
@@ -52,6 +63,26 @@ impl CallerRecords {
         records.by_caller.insert(caller.clone(), session.clone());
         records.order.push_back(caller);
         session
+    }
+
+    /// The repair counts of the caller `ctx` names, so the repair bound holds across requests
+    /// that belong to no session.
+    pub(super) fn repairs(&self, ctx: &ToolContext, max_repairs: u32) -> Arc<Mutex<RepairLoop>> {
+        let caller = caller_of(ctx);
+        let mut records = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(repairs) = records.repairs.get(&caller) {
+            return Arc::clone(repairs);
+        }
+        while records.repairs.len() >= MAX_CALLERS {
+            let Some(oldest) = records.repair_order.pop_front() else {
+                break;
+            };
+            records.repairs.remove(&oldest);
+        }
+        let repairs = Arc::new(Mutex::new(RepairLoop::new(max_repairs)));
+        records.repairs.insert(caller.clone(), Arc::clone(&repairs));
+        records.repair_order.push_back(caller);
+        repairs
     }
 }
 

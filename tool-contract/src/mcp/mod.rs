@@ -123,6 +123,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::flow::{Session, SessionLimits};
 use crate::registry::Registry;
+use crate::repair::RepairLoop;
 
 /// The flow record each MCP session gets unless
 /// [`McpServerBuilder::flow_sessions`] says otherwise: 256 observations, 1 MiB of observed
@@ -285,6 +286,8 @@ pub struct McpServer {
     session: Option<Session>,
     /// The view this session was last listed, to tell it when that changes.
     listed: Arc<Mutex<Listed>>,
+    /// This session's repairs per tool: the repair bound holds across the session's calls.
+    repairs: Arc<Mutex<RepairLoop>>,
 }
 
 /// What a session was shown by `tools/list`, and which change it was already told of.
@@ -315,6 +318,8 @@ struct Inner {
     callers: callers::CallerRecords,
     /// The bounds of each MCP session's flow record; `None` keeps no record.
     flow: Option<SessionLimits>,
+    /// Repairs a session (or a sessionless caller) may make per tool.
+    max_repairs: u32,
 }
 
 impl fmt::Debug for McpServer {
@@ -372,6 +377,7 @@ impl McpServer {
                 questions: input_request::PendingQuestions::default(),
                 callers: callers::CallerRecords::default(),
                 flow: Some(DEFAULT_FLOW_LIMITS),
+                max_repairs: RepairLoop::DEFAULT_MAX_REPAIRS,
             },
         }
     }
@@ -387,6 +393,7 @@ impl McpServer {
             inner: Arc::clone(&self.inner),
             session: self.inner.flow.map(Session::with_limits),
             listed: Arc::default(),
+            repairs: Arc::new(Mutex::new(RepairLoop::new(self.inner.max_repairs))),
         }
     }
 
@@ -539,6 +546,17 @@ impl McpServerBuilder {
         self
     }
 
+    /// How many times a session may repair a tool's arguments (default
+    /// [`RepairLoop::DEFAULT_MAX_REPAIRS`]): past it, the next repairable failure of that
+    /// tool in the session is the terminal `TOOL_ARGUMENT_INVALID`. Schema, semantic-rule and
+    /// handler-reported issues ([`ToolError::invalid_argument`]) all count; a success resets
+    /// the tool's count.
+    #[must_use]
+    pub fn max_repairs(mut self, n: u32) -> Self {
+        self.inner.max_repairs = n;
+        self
+    }
+
     /// The server; every version's `tools/list` entry is built here, once: the registry is
     /// immutable.
     pub fn build(mut self) -> McpServer {
@@ -548,6 +566,7 @@ impl McpServerBuilder {
             inner: Arc::new(self.inner),
             session: None,
             listed: Arc::default(),
+            repairs: Arc::default(),
         };
         server.for_session()
     }
