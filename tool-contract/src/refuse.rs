@@ -109,10 +109,11 @@ pub(crate) fn refuse(
             execute_us: 0,
             diagnostics: Vec::new(),
             flow: origin.flow.map(|f| *f),
+            approval: origin.approval.as_deref().cloned(),
         };
         sink.record(&receipt);
     }
-    crate::receipt::trace_rejection(&meta, &err, stage);
+    crate::receipt::trace_rejection(&meta, &err, stage, origin.approval.as_deref());
     Rejection {
         inner: Box::new(RejectionInner {
             observation: Observation::failure(err, meta, Provenance::untrusted(source, None)),
