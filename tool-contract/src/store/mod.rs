@@ -178,7 +178,7 @@ pub trait ApprovalStore: Send + Sync + 'static {
     /// Deletes consumption marks of grants that expired; returns how many.
     async fn purge_consumed_grants(&self, now_ms: u64) -> Result<u64, StoreError>;
 
-    // ---- standing approvals (`crate::standing`) ----
+    // ---- standing approvals ----
 
     /// Counts one use of standing rule `rule_id`, atomically: `Some(n)` when this caller got
     /// use `n` (1 for the first), `None`, counting nothing, when the rule's `max_uses` are
