@@ -30,6 +30,26 @@
 //! The digest leaves out the call id, so a model that proposes the same call again (with its
 //! keys in another order, say) meets the same digest, and a grant given for the first proposal
 //! releases the second one.
+//!
+//! # Edited approvals
+//!
+//! An approver may change the arguments before saying yes
+//! ([`Registry::approve_edited`](crate::Registry::approve_edited), or
+//! [`ApprovalDecision::ApproveEdited`] for `handle_with_approver`). The edited call is prepared
+//! again, at the same tool version and under the same trusted context, through every check
+//! (schema, semantic rules, capabilities, state gate, deadline, idempotency key, flow control);
+//! it gets its own digest and the grant binds that digest only. It is always held for the
+//! human's grant, even when its arguments would need no approval, and it keeps the model's call
+//! id. An edit that fails a check is refused with that check's error, and nothing is granted;
+//! under another tenant or principal it is `APPROVAL_EDIT_CONTEXT_MISMATCH`.
+//!
+//! # Standing approvals and audit
+//!
+//! A call a [standing rule](crate::standing) matches runs without asking; its use is counted in
+//! the same [`ApprovalStore`] (`APPROVAL_RULE_EXHAUSTED` / `APPROVAL_RULE_EXPIRED` when none is
+//! left). Every decision (pending, approved, approved with edits, denied, standing rule) is
+//! recorded in the call's receipt ([`crate::receipt::ApprovalRecord`]) and on its
+//! `execute_tool` span (`tool.approval`, `tool.approval.id`, `tool.approval.approver`).
 
 use std::fmt;
 use std::sync::Arc;
