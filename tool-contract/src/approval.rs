@@ -207,6 +207,15 @@ impl ApprovalRequest {
         self
     }
 
+    /// The model's own call behind this request: its arguments and digest (an edit of an
+    /// edit still names the model's call).
+    pub(crate) fn model_call(&self) -> (Value, String) {
+        match &self.proposed {
+            Some(p) => (p.arguments.clone(), p.digest.clone()),
+            None => (self.subject.arguments.clone(), self.digest.clone()),
+        }
+    }
+
     /// For a request an approver edited
     /// ([`Registry::approve_edited`](crate::Registry::approve_edited)): the arguments the
     /// model proposed; [`subject`](Self::subject) shows the edited call that will run.

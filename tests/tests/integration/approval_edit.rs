@@ -285,3 +285,37 @@ async fn handle_with_approver_runs_the_approvers_edit() {
     assert_eq!(obs.category(), Some(ErrorCategory::InvalidInput));
     assert_eq!(mail.sent_mail().len(), 1);
 }
+
+/// An approver who edits an edit: the record still shows the model's call beside what runs.
+#[tokio::test]
+async fn an_edit_of_an_edit_still_names_the_models_call() {
+    let sink = Arc::new(MemorySink::new());
+    let reg = registry(&sink);
+    let mail = DocumentStore::new();
+    let c = ctx(&mail);
+    let model = request(&reg, &email("call_11", "all@acme.test", "Salaries"), &c);
+    let model_digest = model.digest().to_owned();
+    let (first, first_grant) = reg
+        .approve_edited(
+            model,
+            email_args("hr@acme.test", "Salaries"),
+            "user:lee",
+            &c,
+        )
+        .unwrap();
+    let (second, grant) = reg
+        .approve_edited(
+            first,
+            email_args("lee@acme.test", "Salaries"),
+            "user:ann",
+            &c,
+        )
+        .unwrap();
+    assert_ne!(grant.digest(), first_grant.digest());
+    assert_eq!(second.proposed_arguments().unwrap()["to"], "all@acme.test");
+    assert!(reg.execute_approved(second, &grant).await.ok);
+    let a = last(&sink).approval.unwrap();
+    assert_eq!(a.proposed_digest.as_deref(), Some(model_digest.as_str()));
+    assert_eq!(a.approver.as_deref(), Some("user:ann"));
+    assert_eq!(mail.sent_mail()[0].to, "lee@acme.test");
+}

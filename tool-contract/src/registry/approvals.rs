@@ -80,16 +80,15 @@ impl Registry {
         let subject = request.subject();
         let same_caller = subject.tenant.as_deref() == ctx.tenant().map(|t| t.as_str())
             && subject.principal.as_deref() == ctx.principal().map(|p| p.as_str());
+        let (proposed_arguments, proposed_digest) = request.model_call();
         // What a refusal of the edit records: who approved what, beside what the model asked.
         let mut record = request.record(ApprovalOutcome::ApprovedEdited);
         record.digest = None;
         record.approver = Some(approver.clone());
-        record.proposed_arguments = Some(subject.arguments.clone());
-        record.proposed_digest = Some(request.digest().to_owned());
+        record.proposed_arguments = Some(proposed_arguments.clone());
+        record.proposed_digest = Some(proposed_digest.clone());
         record.approved_arguments = Some(arguments.clone());
         record.flow_reasons = Vec::new();
-        let (proposed_arguments, proposed_digest) =
-            (subject.arguments.clone(), request.digest().to_owned());
         let (entry, mut origin) = request.call.into_origin();
         origin.approval = Some(Box::new(record));
         if !same_caller {
