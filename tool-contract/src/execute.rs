@@ -284,6 +284,18 @@ async fn run_inner(
             Ok(value) => break Ok(value),
             Err(err) => err,
         };
+        // The operator side goes to logs and the receipt here, per attempt: a retried error's
+        // source would otherwise be lost with it.
+        if let Some(report) = err.operator_report() {
+            tracing::warn!(
+                tool = %c.name,
+                attempt,
+                code = err.code(),
+                operator = %report,
+                "tool error"
+            );
+            diagnostics.push(format!("attempt {attempt}: {}: {report}", err.code()));
+        }
         ambiguous |=
             ran_now && crate::idempotency::disposition(Some(&err), true) == Disposition::Hold;
         let retryable = err.retryable() && !never_retried(err.category());
@@ -339,6 +351,12 @@ async fn run_inner(
             .with_detail("max_output_bytes", cap);
             (Err(err), entry.output.provenance(None))
         }
+        // A handler's own repairable issues get what was sent at each pointer, as the
+        // schema's do.
+        Err(e) if e.category() == ErrorCategory::InvalidInput => (
+            Err(crate::repair::fill_actuals(e, call.args.get(&entry.plan))),
+            entry.output.provenance(None),
+        ),
         Err(e) => (Err(e), entry.output.provenance(None)),
     };
     let meta = Meta::of(
