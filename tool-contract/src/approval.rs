@@ -579,6 +579,13 @@ impl ApprovalConfig {
             if let Some(held) = held {
                 crate::idempotency::release(services, &call.ctx, held).await;
             }
+            // A used grant approves nothing more: the call still waits for one that does.
+            if err.code() == "APPROVAL_GRANT_CONSUMED" {
+                if let Some(record) = call.approval.as_mut() {
+                    record.decision = ApprovalOutcome::Pending;
+                    record.reason = Some(format!("grant refused: {}", err.code()));
+                }
+            }
             return refuse_prepared(services, call, err);
         }
         call.claim = crate::idempotency::ClaimState::Claimed(Box::new(held));

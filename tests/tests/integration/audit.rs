@@ -225,3 +225,62 @@ async fn every_approval_decision_of_a_session_is_rebuilt_from_its_receipts() {
     assert_eq!(receipts[4]["approval"]["rule_use"], 1);
     assert_eq!(mail.sent_mail().len(), 3);
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema, tool_contract::ToolArgs)]
+#[serde(deny_unknown_fields)]
+pub struct PayInvoiceArgs {
+    /// The invoice to pay.
+    #[schemars(length(min = 1, max = 32))]
+    pub invoice: String,
+}
+
+/// Pays an invoice. It cannot be undone; every call needs approval.
+#[tool_contract::tool(
+    version = "1.0.0",
+    effect = "irreversible_write",
+    timeout_ms = 100,
+    approval,
+    idempotency(host)
+)]
+pub async fn pay_invoice(args: PayInvoiceArgs) -> Result<String, tool_contract::ToolError> {
+    Ok(args.invoice)
+}
+
+/// A genuine grant offered again (the host chose a new key, so the store does not replay):
+/// refused, and the receipt says the call still waits, naming the used grant.
+#[tokio::test]
+async fn a_used_grant_leaves_the_next_call_pending_in_its_receipt() {
+    use tool_contract::extract::IdempotencyKey;
+    let sink = Arc::new(MemorySink::new());
+    let reg = Registry::builder()
+        .tool(PayInvoice)
+        .clock(ManualClock::new(T0))
+        .receipts(Arc::clone(&sink))
+        .build()
+        .unwrap();
+    let keyed = |k: &str| {
+        ToolContext::builder()
+            .principal("user:kim")
+            .tenant("acme")
+            .idempotency_key(IdempotencyKey::new(k).unwrap())
+            .build()
+    };
+    let raw = r#"{"name": "pay_invoice", "arguments": {"invoice": "inv-1"}}"#;
+    let Ok(Prepared::NeedsApproval(first)) = reg.prepare_raw(raw, &keyed("k1")) else {
+        panic!()
+    };
+    let grant = reg.grant(&first, "user:lee");
+    assert!(reg.execute_approved(first, &grant).await.ok);
+    let Ok(Prepared::NeedsApproval(again)) = reg.prepare_raw(raw, &keyed("k2")) else {
+        panic!()
+    };
+    let obs = reg.execute_approved(again, &grant).await;
+    assert_eq!(obs.code(), Some("APPROVAL_GRANT_CONSUMED"));
+    let a = sink.receipts().pop().unwrap().approval.unwrap();
+    assert_eq!(a.decision.as_str(), "pending");
+    assert_eq!(
+        a.reason.as_deref(),
+        Some("grant refused: APPROVAL_GRANT_CONSUMED")
+    );
+    assert_eq!(a.grant_id.as_deref(), Some(grant.grant_id()));
+}
