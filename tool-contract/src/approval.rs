@@ -271,7 +271,9 @@ impl ApprovalRequest {
     }
 
     /// The observation for a call left waiting for approval: `POLICY_DENIED`,
-    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`.
+    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`. It records no
+    /// receipt; [`Registry::leave_pending`](crate::Registry::leave_pending) returns the same
+    /// observation and records the pending decision.
     pub fn pending_observation(&self) -> Observation {
         let entry = &self.call.entry;
         let err = self.pending_error();

@@ -284,3 +284,43 @@ async fn a_used_grant_leaves_the_next_call_pending_in_its_receipt() {
     );
     assert_eq!(a.grant_id.as_deref(), Some(grant.grant_id()));
 }
+
+/// A host that leaves a call waiting gets the same observation as `pending_observation`, and
+/// the pending decision in a receipt.
+#[tokio::test]
+async fn leave_pending_answers_like_pending_observation_and_records_it() {
+    let sink = Arc::new(MemorySink::new());
+    let reg = Registry::builder()
+        .tool(SendEmail)
+        .receipts(Arc::clone(&sink))
+        .build()
+        .unwrap();
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capability("mail:send")
+        .build();
+    let raw = email("c1", "lee@acme.test", "Minutes");
+    let Ok(Prepared::NeedsApproval(req)) = reg.prepare_raw(&raw, &ctx) else {
+        panic!()
+    };
+    let shown = req.pending_observation();
+    let digest = req.digest().to_owned();
+    assert!(
+        sink.receipts().is_empty(),
+        "pending_observation records nothing"
+    );
+    let obs = reg.leave_pending(req);
+    assert_eq!(obs.code(), shown.code());
+    assert_eq!(obs.code(), Some("APPROVAL_REQUIRED"));
+    assert_eq!(
+        obs.error.as_ref().unwrap().safe_details(),
+        shown.error.as_ref().unwrap().safe_details()
+    );
+    assert_eq!(obs.meta.call_id, "c1");
+    let receipts = sink.receipts();
+    assert_eq!(receipts.len(), 1);
+    let a = receipts[0].approval.as_ref().unwrap();
+    assert_eq!(a.decision.as_str(), "pending");
+    assert_eq!(a.digest.as_deref(), Some(digest.as_str()));
+}

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::approval::{ApprovalGrant, ApprovalRequest};
 use crate::call::CallOrigin;
 use crate::context::ToolContext;
+use crate::envelope::Observation;
 use crate::error::ToolError;
 use crate::prepare::finish::{self, Approvers};
 use crate::prepare::{authorize, flow, validate, Prepared};
@@ -141,6 +142,13 @@ impl Registry {
         let edited = edited.edited_from(proposed_arguments, proposed_digest);
         let grant = self.grant(&edited, &approver);
         Ok((edited, grant))
+    }
+
+    /// Nobody decides now: the `POLICY_DENIED` / `APPROVAL_REQUIRED` observation of
+    /// [`ApprovalRequest::pending_observation`] for the model, and a receipt recording the
+    /// pending decision (what [`handle`](Self::handle) does with a call that needs approval).
+    pub fn leave_pending(&self, request: ApprovalRequest) -> Observation {
+        crate::approval::hold(&self.inner.services, request)
     }
 
     /// Registers a standing approval on this registry (see [`crate::standing`]); refused when

@@ -160,9 +160,7 @@ impl Registry {
             // Straight to the executor's future, not through `execute`: one less layer
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => {
-                crate::approval::hold(&self.inner.services, request)
-            }
+            Ok(Prepared::NeedsApproval(request)) => self.leave_pending(request),
             Err(rejection) => rejection.into_observation(),
         }
     }
