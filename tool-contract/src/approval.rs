@@ -632,11 +632,7 @@ pub(crate) fn hold(services: &Services, request: ApprovalRequest) -> Observation
 }
 
 /// A prepared call refused at the approval stage: envelope and receipt, nothing run.
-pub(crate) fn refuse_prepared(
-    services: &Services,
-    call: PreparedCall,
-    err: ToolError,
-) -> Observation {
+fn refuse_prepared(services: &Services, call: PreparedCall, err: ToolError) -> Observation {
     let (entry, origin) = call.into_origin();
     refuse(
         services,
