@@ -329,7 +329,12 @@ async fn run_inner(
 
     // The output contract was checked where the output was serialized (`check_output`).
     let (result, provenance) = match result {
-        Ok(CheckedOutput::Valid(raw, provenance)) => (Ok(raw), provenance),
+        Ok(CheckedOutput::Valid(raw, provenance)) => (Ok((raw, None)), provenance),
+        Ok(CheckedOutput::Viewed {
+            view,
+            full,
+            provenance,
+        }) => (Ok((view, Some(full))), provenance),
         Ok(CheckedOutput::Invalid(violations)) => {
             diagnostics.extend(violations);
             stage = Stage::Output;
@@ -367,9 +372,13 @@ async fn run_inner(
     );
     span.record("tool.attempts", attempt);
     let observation = match result {
-        Ok(data) => {
+        Ok((data, None)) => {
             span.record("tool.outcome", "ok");
             Observation::success_raw(data, meta, provenance)
+        }
+        Ok((view, Some(full))) => {
+            span.record("tool.outcome", "ok");
+            Observation::success_viewed(view, full, meta, provenance)
         }
         Err(err) => {
             span.record("tool.outcome", "error");
@@ -513,6 +522,13 @@ fn record(
             diagnostics,
             flow: call.flow.take().map(|f| *f),
             approval: call.approval.take().map(|a| *a),
+            // What the model was not shown, as a digest only: a receipt must not become a
+            // second copy of the data the view was there to keep out of sight.
+            withheld_output_sha256: observation.has_withheld_data().then(|| {
+                observation
+                    .host_data_value()
+                    .map_or_else(String::new, |full| crate::canonical::sha256(&full))
+            }),
         };
         sink.record(&receipt);
     }

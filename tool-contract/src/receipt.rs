@@ -191,6 +191,10 @@ pub struct Receipt {
     /// The approval decision, for a call that needed one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalRecord>,
+    /// For a tool with a model view: the canonical digest of the full output the model was not
+    /// shown (the data itself stays with the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld_output_sha256: Option<String>,
 }
 
 /// Where receipts go. Called once per call, on the calling task: keep it quick.

@@ -111,6 +111,7 @@ pub(crate) fn refuse(
             diagnostics: err.operator_report().into_iter().collect(),
             flow: origin.flow.map(|f| *f),
             approval: origin.approval.as_deref().cloned(),
+            withheld_output_sha256: None,
         };
         sink.record(&receipt);
     }

@@ -110,7 +110,7 @@ pub(super) async fn resolve(
 }
 
 /// `APPROVAL_REQUIRED`, with why the client was not (successfully) asked and how to approve.
-fn out_of_band(inner: &Inner, request: &ApprovalRequest, why: &str) -> Observation {
+pub(super) fn out_of_band(inner: &Inner, request: &ApprovalRequest, why: &str) -> Observation {
     let mut observation = request.pending_observation();
     observation.error = observation.error.map(|err| {
         err.with_detail("approval_channel", "out_of_band")
@@ -135,7 +135,7 @@ fn approver(ctx: &ToolContext) -> String {
 ///
 /// Every top-level argument is shown, each value shortened on its own and in key order (not
 /// the model's order), so a long field cannot push another one out of view.
-fn question(request: &ApprovalRequest) -> Option<String> {
+pub(super) fn question(request: &ApprovalRequest) -> Option<String> {
     let s = request.subject();
     let mut arguments = String::new();
     match &s.arguments {
@@ -203,7 +203,7 @@ fn question(request: &ApprovalRequest) -> Option<String> {
     Some(crate::envelope::escape_invisible(&question).into_owned())
 }
 
-fn form() -> Result<ElicitationSchema, &'static str> {
+pub(super) fn form() -> Result<ElicitationSchema, &'static str> {
     ElicitationSchema::builder()
         .required_bool_with("approve", |b| {
             b.title("Approve").description("Run this exact call once.")
