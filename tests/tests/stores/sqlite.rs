@@ -130,7 +130,7 @@ async fn concurrent_opens_of_a_new_file_migrate_once() {
         .fetch_all(&mut raw(&path).await)
         .await
         .unwrap();
-    assert_eq!(versions, [1]);
+    assert_eq!(versions, [1, 2]);
 }
 
 #[tokio::test]

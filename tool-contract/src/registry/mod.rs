@@ -17,6 +17,7 @@ use crate::proposal::{Proposal, ProposalLimits};
 use crate::refuse::Rejection;
 use crate::services::Services;
 
+mod approvals;
 mod build;
 
 pub use build::{RegistryBuilder, RegistryError};
@@ -93,6 +94,7 @@ impl Registry {
         Pipeline {
             catalog: &self.inner.catalog,
             services: &self.inner.services,
+            standing: &self.inner.approvals.standing,
         }
     }
 
@@ -149,14 +151,16 @@ impl Registry {
         crate::execute::run(&self.inner.services, call).await
     }
 
-    /// Parse, prepare and execute in one step. A call that needs approval is not run: it
-    /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve.
+    /// Parse, prepare and execute in one step. A call that needs approval is not run (unless
+    /// a [standing rule](crate::standing) approves it): it returns `POLICY_DENIED` /
+    /// `APPROVAL_REQUIRED` with the digest to approve, and its receipt records the pending
+    /// decision.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
             // Straight to the executor's future, not through `execute`: one less layer
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
+            Ok(Prepared::NeedsApproval(request)) => self.leave_pending(request),
             Err(rejection) => rejection.into_observation(),
         }
     }
@@ -218,6 +222,13 @@ impl Registry {
                     let grant = self.grant(&request, &approver);
                     self.execute_approved(request, &grant).await
                 }
+                ApprovalDecision::ApproveEdited {
+                    approver,
+                    arguments,
+                } => match self.approve_edited(request, arguments, &approver, ctx) {
+                    Ok((edited, grant)) => self.execute_approved(edited, &grant).await,
+                    Err(rejection) => rejection.into_observation(),
+                },
                 ApprovalDecision::Deny { approver, reason } => {
                     self.deny(request, &approver, &reason)
                 }
