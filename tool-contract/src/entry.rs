@@ -107,12 +107,21 @@ impl<T: Tool> Runner for T {
 /// data without letting a panic escape the pipeline: it becomes an `INTERNAL` error, and the
 /// panic message stays out of the envelope.
 fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, ToolError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|_| {
+    // The unwinding machinery is compiled once, behind `dyn`, not once per tool and step.
+    let mut f = Some(f);
+    let mut out = None;
+    catch(&mut || out = f.take().map(|f| f()));
+    out.ok_or_else(|| {
         ToolError::internal(
             "HOOK_PANICKED",
             "the tool failed unexpectedly while checking the arguments",
         )
     })
+}
+
+/// Runs `f`, containing a panic; whether it returned is told by what it wrote.
+fn catch(f: &mut dyn FnMut()) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
 }
 
 /// One registered (name, version).

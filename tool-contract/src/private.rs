@@ -67,10 +67,28 @@ pub struct ToolSpec {
 }
 
 /// Builds the contract of `T` from its spec. Called once per tool, behind a `OnceLock`.
+///
+/// Generic only where it must be (the two schemas, the args' field table): the rest is
+/// [`assemble_contract`], compiled once in this crate rather than once per tool in every crate
+/// that defines tools.
 pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
     debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
-    let input_schema = tool_schema::<T::Args>(spec.name, spec.version, Direction::Input);
-    let mut output_schema = tool_schema::<T::Output>(spec.name, spec.version, Direction::Output);
+    assemble_contract(
+        spec,
+        tool_schema::<T::Args>(spec.name, spec.version, Direction::Input),
+        tool_schema::<T::Output>(spec.name, spec.version, Direction::Output),
+        <T::Args as ToolArgs>::FIELDS,
+        T::Args::idempotency_key_field(),
+    )
+}
+
+fn assemble_contract(
+    spec: &ToolSpec,
+    input_schema: serde_json::Value,
+    mut output_schema: serde_json::Value,
+    fields: &'static [ArgField],
+    key_field: Option<&'static str>,
+) -> ToolContract {
     let mut model_view_schema = spec
         .model_view
         .map(|schema| schema(spec.name, spec.version));
@@ -86,16 +104,16 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
         .map(|&(name, version, on_change)| (name.to_owned(), Dependency::new(version, on_change)))
         .collect();
     let source = match spec.idempotency {
-        IdempotencySpec::ArgsField => match T::Args::idempotency_key_field() {
+        IdempotencySpec::ArgsField => match key_field {
             Some(field) => IdempotencySource::Field {
                 field: field.to_owned(),
             },
             None => IdempotencySource::None,
         },
-        IdempotencySpec::Derived(fields) => IdempotencySource::Derived {
-            fields: fields
+        IdempotencySpec::Derived(names) => IdempotencySource::Derived {
+            fields: names
                 .iter()
-                .map(|f| wire_name::<T::Args>(f).to_owned())
+                .map(|f| wire_name(fields, f).to_owned())
                 .collect(),
         },
         IdempotencySpec::Host => IdempotencySource::Host,
@@ -107,7 +125,7 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
         _ => format!("{}@{}", spec.crate_name, spec.crate_version),
     };
     let policy_version = spec.policy_version.map(str::to_owned);
-    let flow = flow_contract(<T::Args as ToolArgs>::FIELDS, spec.confidential);
+    let flow = flow_contract(fields, spec.confidential);
     let mut contract = ToolContract {
         name: spec.name.to_owned(),
         version: spec.version.to_owned(),
@@ -220,8 +238,8 @@ pub(crate) fn contract_hash(contract: &ToolContract) -> String {
     crate::canonical::sha256(&value)
 }
 
-fn wire_name<A: ToolArgs>(rust_name: &'static str) -> &'static str {
-    A::FIELDS
+fn wire_name(fields: &'static [ArgField], rust_name: &'static str) -> &'static str {
+    fields
         .iter()
         .find(|f| f.rust_name == rust_name)
         .map_or(rust_name, |f| f.wire_name)

@@ -35,15 +35,22 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     version: &str,
     direction: Direction,
 ) -> Value {
+    // Only the generator call depends on `T`: everything else is in `finish_tool_schema`,
+    // compiled once here instead of once per tool in every crate that defines tools.
+    let schema = generator(direction).into_root_schema_for::<T>().to_value();
+    finish_tool_schema(schema, tool, version, direction)
+}
+
+fn generator(direction: Direction) -> schemars::SchemaGenerator {
     let settings = SchemaSettings::draft2020_12().with(|s| s.inline_subschemas = true);
     let settings = match direction {
         Direction::Input => settings.for_deserialize(),
         Direction::Output => settings.for_serialize(),
     };
-    let mut schema = settings
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value();
+    settings.into_generator()
+}
+
+fn finish_tool_schema(mut schema: Value, tool: &str, version: &str, direction: Direction) -> Value {
     strip_rust_formats(&mut schema);
     let mut root = Map::new();
     root.insert("$schema".into(), Value::String(DRAFT_2020_12.into()));

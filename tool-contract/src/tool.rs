@@ -226,19 +226,23 @@ impl<T: Tool> DynTool for T {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
-            let args: T::Args = serde_json::from_value(args).map_err(|_| {
+            // The same (de)serializers the pipeline uses (from `&Value`, to JSON text), so a
+            // tool's types are not compiled against a second pair for this entry point.
+            let args = <T::Args as serde::Deserialize>::deserialize(&args).map_err(|_| {
                 ToolError::invalid_input(
                     "ARGUMENTS_UNREADABLE",
                     "the arguments do not match the input schema",
                 )
             })?;
             let output = self.call(args, ctx).await?;
-            serde_json::to_value(output).map_err(|_| {
+            let unserializable = || {
                 ToolError::internal(
                     "OUTPUT_SERIALIZE_FAILED",
                     "the tool produced an output that cannot be serialized",
                 )
-            })
+            };
+            let raw = serde_json::value::to_raw_value(&output).map_err(|_| unserializable())?;
+            serde_json::from_str(raw.get()).map_err(|_| unserializable())
         })
     }
 }

@@ -1,0 +1,331 @@
+//! What `#[tool]` costs a user's build: writes three crates of the same tools and times a
+//! clean build of each, in alternating rounds, with their dependencies already built.
+//!
+//! - `bt_baseline`: each tool's args struct (7 fields), an enum and an output type, with serde and
+//!   schemars derives, and a plain `async fn` handler;
+//! - `bt_tool_contract`: the same plus `#[derive(ToolArgs)]` and `#[tool(...)]`;
+//! - `bt_tool_contract_served`: the same and a `Toolset` of them (registering a tool is what
+//!   instantiates the pipeline's steps for its types: decoding, output checks);
+//! - `bt_rmcp_router`: the same tools served by rmcp's `#[tool_router]` (the MCP SDK's own macros).
+//!
+//! ```text
+//! cargo run --release -p tool-contract-examples --bin build_time -- [--rounds 3] [--tools 50]
+//! ```
+//!
+//! The crates live in `target/build-time`, a workspace of their own, so the repository's lock
+//! file is untouched (the first run fetches rmcp's macros). Each round cleans each crate
+//! (`cargo clean -p`) and builds it again in the dev profile; the table reports the medians and
+//! each crate's ratio to the baseline measured in the same run.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+// Named apart from every dependency: `cargo clean -p` must clean these crates only.
+const CRATES: [&str; 4] = [
+    "bt_baseline",
+    "bt_tool_contract",
+    "bt_tool_contract_served",
+    "bt_rmcp_router",
+];
+
+fn main() {
+    let mut rounds = 3usize;
+    let mut tools = 50usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = || -> usize {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| usage(&format!("{arg} needs a number")))
+        };
+        match arg.as_str() {
+            "--rounds" => rounds = number().max(1),
+            "--tools" => tools = number().max(1),
+            "--help" | "-h" => usage(""),
+            other => usage(&format!("unknown argument {other}")),
+        }
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("examples/ has a parent")
+        .to_path_buf();
+    let dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| repo.join("target"), PathBuf::from)
+        .join("build-time");
+    write_workspace(&dir, &repo, tools);
+    eprintln!(
+        "build_time: building the dependencies once ({})",
+        dir.display()
+    );
+    // One crate at a time, as they are timed: built alone, a crate's dependencies may be
+    // built with other features than in a workspace build, and that must not be timed.
+    for krate in CRATES {
+        cargo(&dir, &["build", "--quiet", "-p", krate]);
+    }
+
+    let mut wall: Vec<Vec<f64>> = vec![Vec::new(); CRATES.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); CRATES.len()];
+    for round in 1..=rounds {
+        for (i, krate) in CRATES.iter().enumerate() {
+            cargo(&dir, &["clean", "--quiet", "-p", krate]);
+            let (t0, c0) = (Instant::now(), children_cpu());
+            cargo(&dir, &["build", "--quiet", "-p", krate]);
+            let (took, used) = (t0.elapsed().as_secs_f64(), children_cpu() - c0);
+            eprintln!("build_time: round {round}: {krate} {took:.2} s wall, {used:.2} s CPU");
+            wall[i].push(took);
+            cpu[i].push(used);
+        }
+    }
+    let wall: Vec<f64> = wall.iter().map(|t| median(t)).collect();
+    let cpu: Vec<f64> = cpu.iter().map(|t| median(t)).collect();
+    println!(
+        "\n{tools} tools, each a 7-field args struct, an enum and an output type; dev profile; \
+         dependencies built; median of {rounds} alternating rounds\n"
+    );
+    println!(
+        "| crate | clean build, wall (s) | vs baseline | CPU, user + system (s) | vs baseline |"
+    );
+    println!("|---|---|---|---|---|");
+    for (i, krate) in CRATES.iter().enumerate() {
+        println!(
+            "| {krate} | {:.2} | {:+.0}% | {:.2} | {:+.0}% |",
+            wall[i],
+            (wall[i] / wall[0] - 1.0) * 100.0,
+            cpu[i],
+            (cpu[i] / cpu[0] - 1.0) * 100.0
+        );
+    }
+}
+
+/// User and system time of the children this process has waited for, in seconds (Linux: the
+/// `cutime` and `cstime` fields of `/proc/self/stat`); 0 where that file does not exist. CPU
+/// time moves less than wall time when other work shares the machine.
+fn children_cpu() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `cutime` and `cstime` are fields 16 and 17 of the whole line, 14 and 15 after the name.
+    let ticks: f64 = [13, 14]
+        .iter()
+        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
+        .sum();
+    // Linux reports these in USER_HZ, 100 on every architecture it exports to user space.
+    ticks / 100.0
+}
+
+fn usage(problem: &str) -> ! {
+    if !problem.is_empty() {
+        eprintln!("build_time: {problem}");
+    }
+    eprintln!("usage: build_time [--rounds N] [--tools N]");
+    std::process::exit(if problem.is_empty() { 0 } else { 2 })
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+fn cargo(dir: &Path, args: &[&str]) {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(dir)
+        // The generated workspace builds in its own target directory, not the caller's.
+        .env_remove("CARGO_TARGET_DIR")
+        .status()
+        .unwrap_or_else(|e| panic!("cargo {args:?}: {e}"));
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a file path")).expect("create the directory");
+    // Rewritten only when it changes, so a second run does not rebuild the dependencies.
+    if std::fs::read_to_string(path).ok().as_deref() != Some(text) {
+        std::fs::write(path, text).expect("write the generated file");
+    }
+}
+
+fn write_workspace(dir: &Path, repo: &Path, tools: usize) {
+    let tc = repo.join("tool-contract");
+    write(
+        &dir.join("Cargo.toml"),
+        &format!(
+            r#"[workspace]
+resolver = "2"
+members = ["bt_baseline", "bt_tool_contract", "bt_tool_contract_served", "bt_rmcp_router"]
+
+[workspace.dependencies]
+serde = {{ version = "1", features = ["derive"] }}
+serde_json = "1"
+schemars = "1.2"
+tool-contract = {{ path = "{}" }}
+rmcp = {{ version = "3.11", default-features = false, features = ["server", "macros"] }}
+"#,
+            tc.display()
+        ),
+    );
+    for (krate, deps) in [
+        (
+            "bt_baseline",
+            "serde.workspace = true\nschemars.workspace = true\n",
+        ),
+        (
+            "bt_tool_contract",
+            "serde.workspace = true\nschemars.workspace = true\ntool-contract.workspace = true\n",
+        ),
+        (
+            "bt_tool_contract_served",
+            "serde.workspace = true\nschemars.workspace = true\ntool-contract.workspace = true\n",
+        ),
+        (
+            "bt_rmcp_router",
+            "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
+        ),
+    ] {
+        write(
+            &dir.join(krate).join("Cargo.toml"),
+            &format!(
+                "[package]\nname = \"{krate}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n[dependencies]\n{deps}"
+            ),
+        );
+        write(&dir.join(krate).join("src/lib.rs"), &source(krate, tools));
+    }
+}
+
+/// The crate's source: each tool's types, then its handler as the crate serves it.
+fn source(krate: &str, tools: usize) -> String {
+    let mut out = String::from(
+        "#![allow(dead_code, unused_variables, clippy::all)]\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n",
+    );
+    match krate {
+        "bt_tool_contract" | "bt_tool_contract_served" => {
+            out.push_str("use tool_contract::{tool, ToolArgs, ToolError};\n")
+        }
+        "bt_rmcp_router" => out.push_str(
+            "use rmcp::handler::server::wrapper::{Json, Parameters};\nuse rmcp::{tool, tool_router};\n\n#[derive(Clone)]\npub struct Server {\n    router: rmcp::handler::server::router::tool::ToolRouter<Server>,\n}\n",
+        ),
+        _ => out.push_str("#[derive(Debug)]\npub struct ToolError;\n"),
+    }
+    for i in 0..tools {
+        let args_derive = if krate.starts_with("bt_tool_contract") {
+            "#[derive(Debug, Deserialize, JsonSchema, ToolArgs)]"
+        } else {
+            "#[derive(Debug, Deserialize, JsonSchema)]"
+        };
+        let _ = write!(
+            out,
+            r#"
+/// How results of tool {i} are ordered.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Order{i} {{
+    Newest,
+    Oldest,
+    Relevance,
+}}
+
+/// Arguments of tool {i}.
+{args_derive}
+#[serde(deny_unknown_fields)]
+pub struct Args{i} {{
+    /// What to look for.
+    #[schemars(length(min = 1, max = 200))]
+    pub query: String,
+    /// How many results.
+    #[schemars(range(min = 1, max = 20))]
+    pub top_k: u32,
+    /// The order.
+    pub order: Order{i},
+    /// Only after this day (YYYY-MM-DD).
+    #[schemars(length(max = 10))]
+    pub after: Option<String>,
+    /// Include archived items.
+    pub archived: bool,
+    /// A tag to filter by.
+    #[schemars(length(max = 40))]
+    pub tag: Option<String>,
+    /// The page.
+    #[schemars(range(min = 0, max = 100))]
+    pub page: u32,
+}}
+
+/// The output of tool {i}.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Output{i} {{
+    /// The items.
+    pub items: Vec<String>,
+    /// Whether more exist.
+    pub truncated: bool,
+}}
+"#
+        );
+        let body = format!(
+            "Ok(Output{i} {{ items: vec![args.query.clone()], truncated: args.archived }})"
+        );
+        match krate {
+            "bt_tool_contract" | "bt_tool_contract_served" => {
+                let _ = write!(
+                    out,
+                    r#"
+/// Searches collection {i}. Use it to find items in collection {i}; it changes nothing.
+#[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 1000)]
+pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
+    {body}
+}}
+"#
+                );
+            }
+            "bt_rmcp_router" => {}
+            _ => {
+                let _ = write!(
+                    out,
+                    r#"
+/// Searches collection {i}.
+pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
+    {body}
+}}
+"#
+                );
+            }
+        }
+    }
+    if krate == "bt_tool_contract_served" {
+        // Served, as the rmcp crate's router serves its tools: registering is what
+        // instantiates the pipeline's steps for each tool.
+        out.push_str(
+            "\npub fn toolset() -> tool_contract::Toolset {\n    tool_contract::Toolset::new()",
+        );
+        for i in 0..tools {
+            let _ = write!(out, "\n        .with(Search{i})");
+        }
+        out.push_str("\n}\n");
+    }
+    if krate == "bt_rmcp_router" {
+        out.push_str("\n#[tool_router]\nimpl Server {\n");
+        for i in 0..tools {
+            let _ = write!(
+                out,
+                r#"    /// Searches collection {i}. Use it to find items in collection {i}; it changes nothing.
+    #[tool]
+    async fn search_{i}(&self, Parameters(args): Parameters<Args{i}>) -> Result<Json<Output{i}>, String> {{
+        Ok(Json(Output{i} {{ items: vec![args.query.clone()], truncated: args.archived }}))
+    }}
+"#
+            );
+        }
+        out.push_str("}\n");
+    }
+    out
+}
