@@ -194,6 +194,7 @@ fn lock_id(schema: &str) -> i64 {
 }
 
 sql::impl_stores!(PgStore, "postgres");
+super::pending::impl_pending_store!(PgStore, "postgres");
 
 #[cfg(test)]
 mod tests {

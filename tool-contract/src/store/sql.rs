@@ -12,7 +12,7 @@ use super::{Claim, ClaimRequest, StoreError};
 
 /// The schema, one entry per version, each a list of statements run in one transaction.
 ///
-/// `{idem}` and `{grants}` stand for the (possibly schema-qualified) table names. Append a
+/// `{idem}`, `{grants}` and `{pending}` stand for the (possibly schema-qualified) table names. Append a
 /// new version to change the schema; never edit a shipped one, because databases that
 /// already ran it will not run it again.
 pub(super) const MIGRATIONS: &[&[&str]] = &[
@@ -34,6 +34,8 @@ pub(super) const MIGRATIONS: &[&[&str]] = &[
         )",
         "CREATE INDEX tc_consumed_grants_expires ON {grants} (expires_at_ms)",
     ],
+    // Version 2: pending approval requests (see `store::pending`).
+    super::pending::MIGRATION,
 ];
 
 /// The schema version this build of the crate writes and understands.
@@ -125,6 +127,8 @@ pub(super) struct Statements {
     pub(super) purge: String,
     pub(super) consume: String,
     pub(super) purge_grants: String,
+    /// The statements on the pending approvals table.
+    pub(super) pending: super::pending::PendingSql,
 }
 
 impl Statements {
@@ -134,7 +138,12 @@ impl Statements {
         let idem = format!("{prefix}tc_idempotency");
         let grants = format!("{prefix}tc_consumed_grants");
         let version = format!("{prefix}tc_schema_version");
-        let fill = |sql: &str| sql.replace("{idem}", &idem).replace("{grants}", &grants);
+        let pending = format!("{prefix}tc_pending_approvals");
+        let fill = |sql: &str| {
+            sql.replace("{idem}", &idem)
+                .replace("{grants}", &grants)
+                .replace("{pending}", &pending)
+        };
         Statements {
             version_table: format!(
                 "CREATE TABLE IF NOT EXISTS {version} (version BIGINT PRIMARY KEY)"
@@ -183,6 +192,7 @@ impl Statements {
                  ON CONFLICT (grant_id) DO NOTHING",
             ),
             purge_grants: fill("DELETE FROM {grants} WHERE expires_at_ms <= $1"),
+            pending: super::pending::PendingSql::new(&pending),
         }
     }
 }
@@ -389,6 +399,19 @@ macro_rules! impl_stores {
                     .await
                     .map_err($crate::store::sql::db_error($backend, "purge"))?;
                 Ok(done.rows_affected())
+            }
+
+            async fn peek(
+                &self,
+                key: &str,
+                args_hash: &str,
+                now_ms: u64,
+            ) -> ::core::result::Result<::core::option::Option<String>, $crate::store::StoreError>
+            {
+                let rec = <Self as $crate::store::sql::ClaimOps>::read(self, key).await?;
+                Ok(rec
+                    .filter(|r| r.expires_at_ms > now_ms && r.args_hash == args_hash)
+                    .and_then(|r| r.envelope))
             }
         }
 

@@ -206,3 +206,4 @@ impl From<MigrateError> for Opening {
 }
 
 sql::impl_stores!(SqliteStore, "sqlite");
+super::pending::impl_pending_store!(SqliteStore, "sqlite");
