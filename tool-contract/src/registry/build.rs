@@ -160,6 +160,8 @@ pub struct RegistryBuilder {
     clock: Option<Arc<dyn Clock>>,
     exports: Vec<Exporter>,
     escalate_flows: Vec<String>,
+    pending: Option<Arc<dyn crate::store::PendingApprovalStore>>,
+    pending_ttl: Duration,
 }
 
 impl Default for RegistryBuilder {
@@ -180,6 +182,8 @@ impl Default for RegistryBuilder {
             clock: None,
             exports: Vec::new(),
             escalate_flows: Vec::new(),
+            pending: None,
+            pending_ttl: super::deferred::DEFAULT_PENDING_TTL,
         }
     }
 }
@@ -251,6 +255,26 @@ impl RegistryBuilder {
     #[must_use]
     pub fn approval_store(mut self, store: impl ApprovalStore) -> Self {
         self.approval_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps deferred approval requests in `store` (default: in memory, so only this
+    /// registry can decide them). Give every process that lists, decides or resumes them the
+    /// same durable store; see [`Registry::defer`](crate::Registry::defer).
+    #[must_use]
+    pub fn pending_approval_store(
+        mut self,
+        store: impl crate::store::PendingApprovalStore,
+    ) -> Self {
+        self.pending = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a deferred approval request may wait for its decision, and an approved one
+    /// for its release (1 hour by default).
+    #[must_use]
+    pub fn pending_approval_ttl(mut self, ttl: Duration) -> Self {
+        self.pending_ttl = ttl;
         self
     }
 
@@ -429,6 +453,13 @@ impl RegistryBuilder {
                 catalog: Catalog::new(by_name),
                 services,
                 approvals,
+                deferred: super::deferred::DeferredConfig {
+                    store: self
+                        .pending
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(crate::store::MemoryStore::new())),
+                    ttl_ms: crate::clock::millis(self.pending_ttl),
+                },
             }),
         };
         for exporter in &self.exports {

@@ -18,13 +18,16 @@ use crate::refuse::Rejection;
 use crate::services::Services;
 
 mod build;
+mod deferred;
 
 pub use build::{RegistryBuilder, RegistryError};
+pub use deferred::{PendingApproval, MAX_LISTED};
 
 pub(crate) struct Shared {
     catalog: Catalog,
     services: Services,
     approvals: ApprovalConfig,
+    deferred: deferred::DeferredConfig,
 }
 
 /// The set of tools an agent may use, ready to turn proposals into observations.
@@ -150,13 +153,21 @@ impl Registry {
     }
 
     /// Parse, prepare and execute in one step. A call that needs approval is not run: it
-    /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve.
+    /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve, unless its
+    /// idempotency key already holds a completed result for the same arguments, which is
+    /// replayed (a replay runs nothing, so there is nothing to approve).
+    /// [`handle_deferred`](Self::handle_deferred) also stores the request for a decision by id.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
             // Straight to the executor's future, not through `execute`: one less layer
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => request.pending_observation(),
+            // A keyed call whose result is already recorded runs nothing: replay it rather
+            // than ask for an approval that would release nothing.
+            Ok(Prepared::NeedsApproval(request)) => match self.replay_instead(request).await {
+                Ok(replayed) => replayed,
+                Err(request) => request.pending_observation(),
+            },
             Err(rejection) => rejection.into_observation(),
         }
     }
@@ -213,15 +224,21 @@ impl Registry {
     {
         match self.prepare_raw(raw, ctx) {
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => match approver(&request).await {
-                ApprovalDecision::Approve { approver } => {
-                    let grant = self.grant(&request, &approver);
-                    self.execute_approved(request, &grant).await
+            Ok(Prepared::NeedsApproval(request)) => {
+                let request = match self.replay_instead(request).await {
+                    Ok(replayed) => return replayed,
+                    Err(request) => request,
+                };
+                match approver(&request).await {
+                    ApprovalDecision::Approve { approver } => {
+                        let grant = self.grant(&request, &approver);
+                        self.execute_approved(request, &grant).await
+                    }
+                    ApprovalDecision::Deny { approver, reason } => {
+                        self.deny(request, &approver, &reason)
+                    }
                 }
-                ApprovalDecision::Deny { approver, reason } => {
-                    self.deny(request, &approver, &reason)
-                }
-            },
+            }
             Err(rejection) => rejection.into_observation(),
         }
     }
@@ -287,8 +304,8 @@ impl Registry {
             .await
     }
 
-    /// Deletes idempotency records past their retention and the marks of grants that expired
-    /// more than an hour ago (the hour covers replicas whose clocks run behind); returns how
+    /// Deletes idempotency records past their retention, deferred approval requests past
+    /// their expiry, and the marks of grants that expired more than an hour ago (the hour covers replicas whose clocks run behind); returns how
     /// many. Run it now and then (e.g. hourly) with a durable store; the in-memory store also
     /// sweeps by itself as it grows.
     pub async fn purge_expired(&self) -> Result<u64, crate::store::StoreError> {
@@ -296,12 +313,13 @@ impl Registry {
         let services = &self.inner.services;
         let now = services.clock.now_ms();
         let records = services.idempotency.store.purge_expired(now).await?;
+        let pending = self.inner.deferred.store.purge_pending(now).await?;
         let marks = self
             .inner
             .approvals
             .store
             .purge_consumed_grants(now.saturating_sub(GRANT_MARK_MARGIN_MS))
             .await?;
-        Ok(records + marks)
+        Ok(records + marks + pending)
     }
 }
