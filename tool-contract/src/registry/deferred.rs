@@ -195,7 +195,24 @@ impl Registry {
     /// assert!(registry.resume(&pending.id, &ctx).await.ok);
     /// # });
     /// ```
-    pub async fn defer(&self, request: &ApprovalRequest) -> Result<PendingApproval, ToolError> {
+    // Not an `async fn`: the request is read before the returned future starts, so the
+    // future holds no reference to it (a request is `Send` but not `Sync`) and stays `Send`.
+    pub fn defer<'a>(
+        &'a self,
+        request: &ApprovalRequest,
+    ) -> impl std::future::Future<Output = Result<PendingApproval, ToolError>> + Send + use<'a>
+    {
+        let record = self.pending_record(request);
+        async move {
+            let record = record?;
+            crate::idempotency::bounded(None, self.store().put(&record))
+                .await
+                .map_err(|e| unavailable(&e))?;
+            PendingApproval::from_record(record)
+        }
+    }
+
+    fn pending_record(&self, request: &ApprovalRequest) -> Result<PendingRecord, ToolError> {
         let services = &self.inner.services;
         let now = services.clock.now_ms();
         let subject = request.subject();
@@ -205,7 +222,7 @@ impl Registry {
                 "the approval request could not be stored",
             )
         })?;
-        let record = PendingRecord::new(
+        Ok(PendingRecord::new(
             services.ids.next(),
             subject.tenant.clone(),
             subject.principal.clone(),
@@ -216,11 +233,7 @@ impl Registry {
             json,
             now,
             crate::clock::later(now, self.inner.deferred.ttl_ms),
-        );
-        crate::idempotency::bounded(None, self.store().put(&record))
-            .await
-            .map_err(|e| unavailable(&e))?;
-        PendingApproval::from_record(record)
+        ))
     }
 
     /// The undecided, unexpired requests of `tenant`, oldest first (at most [`MAX_LISTED`]).
@@ -428,7 +441,7 @@ impl Registry {
                 match self.settle(request).await {
                     Settled::Done(observation) => observation,
                     Settled::Waiting(request, existing) => {
-                        self.wait_for_decision(&request, existing).await.0
+                        self.wait_for_decision(request, existing).await.0
                     }
                 }
             }
@@ -487,14 +500,14 @@ impl Registry {
     /// or a new one. The second value is `false` when the record could not be stored.
     pub(crate) async fn wait_for_decision(
         &self,
-        request: &ApprovalRequest,
+        request: ApprovalRequest,
         existing: Option<PendingApproval>,
     ) -> (Observation, bool) {
+        let mut observation = request.pending_observation();
         let pending = match existing {
             Some(p) => Ok(p),
-            None => self.defer(request).await,
+            None => self.defer(&request).await,
         };
-        let mut observation = request.pending_observation();
         let stored = pending.is_ok();
         if let Ok(pending) = pending {
             observation.error = observation.error.map(|err| {

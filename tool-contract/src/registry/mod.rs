@@ -21,6 +21,7 @@ mod build;
 mod deferred;
 
 pub use build::{RegistryBuilder, RegistryError};
+pub(crate) use deferred::Settled;
 pub use deferred::{PendingApproval, MAX_LISTED};
 
 pub(crate) struct Shared {
