@@ -731,3 +731,116 @@ async fn the_approval_question_shows_invisible_characters_as_escapes() {
     assert!(message.contains(r"Invoice\u202efdp.exe\u200b"), "{message}");
     client.close().await;
 }
+
+// ---- deferred approvals: decided out of band by id, then the model's retry ----
+
+/// The `approval_id` of an `APPROVAL_REQUIRED` result, after checking the envelope says how
+/// to approve it.
+fn waiting_id(result: &Value) -> String {
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{result}");
+    let details = &error["safe_details"];
+    assert_eq!(details["approval_channel"], "out_of_band");
+    assert!(details["how_to_approve"]
+        .as_str()
+        .unwrap()
+        .contains("approval_id"));
+    assert!(details["approval_expires_at_ms"].as_u64().is_some());
+    details["approval_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_out_of_band_approval_by_id_lets_the_retry_run_once() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).build();
+    let registry = server.registry().clone();
+    let (mut client, _) = Client::connect(server).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+
+    let first = client.call("send_email", email.clone()).await;
+    let id = waiting_id(&first);
+    // Retried before anyone decided: the same request, still waiting, nothing run.
+    assert_eq!(
+        waiting_id(&client.call("send_email", email.clone()).await),
+        id
+    );
+    assert!(store.sent_mail().is_empty());
+
+    // The host's approval command, from another task sharing the registry's store.
+    let operator = tokio::spawn(async move {
+        let pending = registry.pending_approvals(Some("acme")).await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].subject.arguments["to"], "lee@acme.test");
+        let other = registry
+            .approve_pending(Some("globex"), &pending[0].id, "user:eve", "")
+            .await;
+        assert_eq!(other.unwrap_err().code(), "PENDING_APPROVAL_OTHER_TENANT");
+        registry
+            .approve_pending(Some("acme"), &pending[0].id, "user:lee", "expected")
+            .await
+            .unwrap()
+    });
+    assert_eq!(operator.await.unwrap().id, id);
+
+    let ran = client.call("send_email", email.clone()).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(ran["structuredContent"]["meta"]["attempts"], 1);
+    assert_eq!(store.sent_mail().len(), 1);
+    // Once: the next retry is the key's recorded result.
+    let again = client.call("send_email", email).await;
+    assert_eq!(
+        again["structuredContent"]["meta"]["idempotency"],
+        "replayed"
+    );
+    assert_eq!(store.sent_mail().len(), 1);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_out_of_band_denial_by_id_reaches_the_retry() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).elicitation(false).build();
+    let registry = server.registry().clone();
+    let (mut client, _) = Client::connect(server).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    registry
+        .deny_pending(Some("acme"), &id, "user:lee", "wrong recipient")
+        .await
+        .unwrap();
+    let denied = client.call("send_email", email).await;
+    let error = &denied["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_DENIED", "{denied}");
+    assert_eq!(error["safe_details"]["reason"], "wrong recipient");
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_approval_decided_out_of_band_is_not_asked_again_by_elicitation() {
+    let store = DocumentStore::seeded();
+    // The first call's elicitation is dismissed, so the call waits out of band.
+    let server = builder(&store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let registry = server.registry().clone();
+    let answer: Answer = Box::new(|_req: &Value| Some(json!({"action": "cancel"})));
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    assert_eq!(client.asked.len(), 1);
+    registry
+        .approve_pending(Some("acme"), &id, "user:lee", "ok")
+        .await
+        .unwrap();
+    let ran = client.call("send_email", email).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(
+        client.asked.len(),
+        1,
+        "the decision was taken; nobody is asked"
+    );
+    assert_eq!(store.sent_mail().len(), 1);
+    client.close().await;
+}
