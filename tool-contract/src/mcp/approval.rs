@@ -154,7 +154,7 @@ pub(super) async fn resolve(
 async fn out_of_band(
     inner: &Inner,
     request: ApprovalRequest,
-    existing: Option<PendingApproval>,
+    existing: Option<Box<PendingApproval>>,
     why: &str,
 ) -> Observation {
     let (mut observation, stored) = inner.registry.wait_for_decision(request, existing).await;

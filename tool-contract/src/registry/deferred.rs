@@ -154,7 +154,8 @@ pub(crate) enum Settled {
     /// Decided: the call ran (or was refused at release), or the denial.
     Done(Observation),
     /// Nobody decided yet; the live pending record for the same call, if one exists.
-    Waiting(ApprovalRequest, Option<PendingApproval>),
+    // Boxed: the record is rarely there, and the enum travels by value.
+    Waiting(ApprovalRequest, Option<Box<PendingApproval>>),
 }
 
 impl Registry {
@@ -492,7 +493,7 @@ impl Registry {
             PendingState::Denied {
                 approver, reason, ..
             } => Settled::Done(self.deny(request, approver, reason)),
-            _ => Settled::Waiting(request, Some(pending)),
+            _ => Settled::Waiting(request, Some(Box::new(pending))),
         }
     }
 
@@ -501,11 +502,11 @@ impl Registry {
     pub(crate) async fn wait_for_decision(
         &self,
         request: ApprovalRequest,
-        existing: Option<PendingApproval>,
+        existing: Option<Box<PendingApproval>>,
     ) -> (Observation, bool) {
         let mut observation = request.pending_observation();
         let pending = match existing {
-            Some(p) => Ok(p),
+            Some(p) => Ok(*p),
             None => self.defer(&request).await,
         };
         let stored = pending.is_ok();
