@@ -69,7 +69,7 @@ impl PendingState {
 
 /// One stored approval request, as a store keeps it.
 ///
-/// `subject` is the [`ApprovalSubject`](crate::approval::ApprovalSubject) as JSON text, kept
+/// `subject` is the approval subject (what the human is shown) as JSON text, kept
 /// verbatim: the registry reads it back, prepares it again and compares digests, so a store
 /// never needs to understand it.
 #[derive(Clone, Debug, PartialEq, Eq)]
