@@ -844,3 +844,37 @@ async fn an_approval_decided_out_of_band_is_not_asked_again_by_elicitation() {
     assert_eq!(store.sent_mail().len(), 1);
     client.close().await;
 }
+
+#[tokio::test]
+async fn an_approval_given_by_elicitation_closes_the_request_waiting_out_of_band() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let registry = server.registry().clone();
+    // Dismissed the first time, approved the second.
+    let mut asked = 0;
+    let answer: Answer = Box::new(move |_req: &Value| {
+        asked += 1;
+        Some(if asked == 1 {
+            json!({"action": "cancel"})
+        } else {
+            json!({"action": "accept", "content": {"approve": true}})
+        })
+    });
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    let ran = client.call("send_email", email).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(store.sent_mail().len(), 1);
+    // The operator can no longer release a second execution with the old request.
+    let late = registry
+        .approve_pending(Some("acme"), &id, "user:lee", "")
+        .await;
+    assert_eq!(late.unwrap_err().code(), "PENDING_APPROVAL_DECIDED");
+    let closed = registry.pending_approval(Some("acme"), &id).await.unwrap();
+    assert_eq!(closed.state.name(), "used");
+    client.close().await;
+}

@@ -127,13 +127,26 @@ pub(super) async fn resolve(
         .and_then(Value::as_bool);
     match (answer.action, approved) {
         (ElicitationAction::Accept, Some(true)) => {
+            // The same call may also wait out of band from an earlier try: close it, so an
+            // operator's later approval cannot release a second execution.
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, true, &approver, "approved in the MCP client")
+                    .await;
+            }
             let grant = inner.registry.grant(&request, &approver);
             inner.registry.execute_approved(request, &grant).await
         }
         (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
-            inner
-                .registry
-                .deny(request, &approver, "declined in the MCP client")
+            let reason = "declined in the MCP client";
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, false, &approver, reason)
+                    .await;
+            }
+            inner.registry.deny(request, &approver, reason)
         }
         // Cancel (dismissed without a choice) decides nothing.
         _ => {

@@ -395,7 +395,8 @@ impl McpServerBuilder {
 
     /// The sentence put in `safe_details.how_to_approve` of an `APPROVAL_REQUIRED` envelope
     /// when the client cannot be asked: tell the model (and the user reading along) how your
-    /// operators approve a digest out of band.
+    /// operators approve the request by its `approval_id` out of band, e.g. your command for
+    /// [`Registry::approve_pending`](crate::Registry::approve_pending).
     #[must_use]
     pub fn how_to_approve(mut self, text: impl Into<Cow<'static, str>>) -> Self {
         self.inner.how_to_approve = text.into();

@@ -519,6 +519,35 @@ impl Registry {
         (observation, stored)
     }
 
+    /// Records on the waiting request `pending` a decision taken another way (the MCP client's
+    /// user answered), so no operator decides it again: denied, or approved and used at once,
+    /// since the call it stands for runs now under a grant of its own.
+    pub(crate) async fn close_pending(
+        &self,
+        pending: &PendingApproval,
+        approve: bool,
+        approver: &str,
+        reason: &str,
+    ) {
+        let decision = Decision {
+            approve,
+            approver,
+            reason,
+            now_ms: self.inner.services.clock.now_ms(),
+        };
+        let store = self.store();
+        let closed =
+            match crate::idempotency::bounded(None, store.decide(&pending.id, decision)).await {
+                Ok(true) if approve => {
+                    crate::idempotency::bounded(None, store.mark_used(&pending.id)).await
+                }
+                other => other,
+            };
+        if let Err(e) = closed {
+            tracing::warn!(error = %e, "pending approval not closed; it expires undecided");
+        }
+    }
+
     /// A keyed call whose completed result the idempotency store holds is a replay: it runs
     /// nothing, so nobody is asked to approve it.
     pub(crate) async fn replay_instead(
