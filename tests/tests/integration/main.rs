@@ -5,6 +5,7 @@ mod approval;
 mod canonical;
 mod contracts;
 mod defaults;
+mod deferred;
 mod demo_flow;
 mod executor;
 mod export;
