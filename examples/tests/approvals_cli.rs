@@ -178,3 +178,50 @@ fn a_call_waits_in_the_file_is_approved_by_the_command_and_runs_once_on_retry() 
     assert_eq!(code, 1);
     assert!(err.contains("PENDING_APPROVAL_DECIDED"), "{err}");
 }
+
+/// The same through the official Python MCP SDK (`tests/interop/mcp_client.py --approvals`),
+/// when `TC_MCP_PYTHON` names a python with `mcp` and `jsonschema` (`.ci/mcp-clients`
+/// installs one); otherwise it prints `SKIPPED: ...` to stderr.
+#[test]
+fn the_python_sdk_client_gets_the_result_after_an_out_of_band_approval() {
+    let Some(python) = std::env::var_os("TC_MCP_PYTHON").filter(|p| !p.is_empty()) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: the_python_sdk_client_gets_the_result_after_an_out_of_band_approval: \
+             TC_MCP_PYTHON is not set; install the clients with `eval \"$(.ci/mcp-clients)\"`"
+        );
+        return;
+    };
+    let dir = tempfile::TempDir::new().unwrap();
+    let db = dir.path().join("pending.db");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/interop/mcp_client.py");
+    // The script bounds its own run, and every command it starts.
+    let out = Command::new(python)
+        .arg(script)
+        .arg("--approvals")
+        .arg(APPROVALS)
+        .arg(&db)
+        .args(["--stdio", SERVER, "--pending-store"])
+        .arg(&db)
+        .arg("--stdio")
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("SUMMARY PASS"),
+        "Python MCP client failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for check in [
+        "deferred_waiting.approval_id",
+        "deferred_approved.command",
+        "deferred_ran.once",
+        "deferred_replayed.replay",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == format!("PASS {check}")),
+            "check {check} did not pass:\n{stdout}"
+        );
+    }
+}
