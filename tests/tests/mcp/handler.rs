@@ -878,3 +878,78 @@ async fn an_approval_given_by_elicitation_closes_the_request_waiting_out_of_band
     assert_eq!(closed.state.name(), "used");
     client.close().await;
 }
+
+/// A pending store that cannot be reached.
+struct Unreachable;
+
+#[async_trait::async_trait]
+impl tool_contract::store::PendingApprovalStore for Unreachable {
+    async fn put(
+        &self,
+        _: &tool_contract::store::PendingRecord,
+    ) -> Result<(), tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn get(
+        &self,
+        _: &str,
+    ) -> Result<Option<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn list_pending(
+        &self,
+        _: Option<&str>,
+        _: u64,
+        _: u32,
+    ) -> Result<Vec<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn decide(
+        &self,
+        _: &str,
+        _: tool_contract::store::Decision<'_>,
+    ) -> Result<bool, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn find(
+        &self,
+        _: Option<&str>,
+        _: &str,
+        _: u64,
+    ) -> Result<Option<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn mark_used(&self, _: &str) -> Result<bool, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn purge_pending(&self, _: u64) -> Result<u64, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_pending_store_leaves_the_call_unrun_and_says_it_was_not_kept() {
+    let store = DocumentStore::seeded();
+    let registry = tool_contract_examples::mcp::document_registry_builder()
+        .pending_approval_store(Unreachable)
+        .build()
+        .unwrap();
+    let server = tool_contract_examples::mcp::document_server_on(registry, store.clone());
+    let (mut client, _) = Client::connect(server).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{result}");
+    assert!(error["safe_details"].get("approval_id").is_none());
+    assert!(error["safe_details"]["how_to_approve"]
+        .as_str()
+        .unwrap()
+        .contains("could not be kept"));
+    assert!(
+        !error.to_string().contains("unreachable"),
+        "no store text reaches the model"
+    );
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}

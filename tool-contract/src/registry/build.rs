@@ -259,7 +259,7 @@ impl RegistryBuilder {
     }
 
     /// Keeps deferred approval requests in `store` (default: in memory, so only this
-    /// registry can decide them). Give every process that lists, decides or resumes them the
+    /// registry can decide them, and at most 10,000 wait at once). Give every process that lists, decides or resumes them the
     /// same durable store; see [`Registry::defer`](crate::Registry::defer).
     #[must_use]
     pub fn pending_approval_store(

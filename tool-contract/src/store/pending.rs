@@ -228,6 +228,9 @@ impl<S: PendingApprovalStore + ?Sized> PendingApprovalStore for std::sync::Arc<S
 /// Every this many new records, the memory backend sweeps expired ones.
 const SWEEP_EVERY: usize = 1024;
 
+/// Most records the memory backend keeps at once (each holds a call's arguments).
+pub(super) const MAX_RECORDS: usize = 10_000;
+
 /// The memory backend's table: records by id.
 #[derive(Debug, Default)]
 pub(super) struct MemoryPending {
@@ -247,8 +250,16 @@ impl MemoryPending {
         }
         // Expired records are swept now and then, so a process that never purges keeps
         // only live ones.
-        if records.len() % SWEEP_EVERY == SWEEP_EVERY - 1 {
+        if records.len() % SWEEP_EVERY == SWEEP_EVERY - 1 || records.len() >= MAX_RECORDS {
             records.retain(|_, r| !r.is_expired(record.created_at_ms));
+        }
+        // A client that proposes many different calls needing approval must not grow the
+        // process without bound: past the cap, new requests are not kept (the caller is told
+        // the request could not be stored) until older ones expire or are purged.
+        if records.len() >= MAX_RECORDS {
+            return Err(StoreError::new(
+                "the in-memory pending approval store is full; decide or purge requests",
+            ));
         }
         records.insert(record.id.clone(), record.clone());
         Ok(())
