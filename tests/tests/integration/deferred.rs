@@ -122,3 +122,62 @@ async fn deadline_and_budget_are_checked_again_at_resume_and_keep_the_approval()
     assert!(ran.ok, "{ran:?}");
     assert_eq!(store.sent_mail().len(), 1);
 }
+
+mod v2 {
+    use tool_contract::extract::State;
+    use tool_contract::{tool, ToolError};
+    use tool_contract_examples::{DocumentStore, SendEmailArgs};
+
+    /// Sends an e-mail from the current user to one colleague. It cannot be unsent.
+    ///
+    /// Use it only when the user explicitly asked to send this message. Every call needs a
+    /// human's approval; the same recipient, subject and body are never sent twice.
+    #[tool(
+        version = "2.0.0",
+        effect = "irreversible_write",
+        timeout_ms = 2000,
+        approval,
+        capabilities("mail:send"),
+        idempotency(from = [to, subject, body])
+    )]
+    pub async fn send_email(
+        args: SendEmailArgs,
+        _mail: State<DocumentStore>,
+    ) -> Result<bool, ToolError> {
+        let _ = args;
+        Ok(true)
+    }
+}
+
+#[tokio::test]
+async fn a_request_approved_for_one_version_does_not_run_another() {
+    use std::sync::Arc;
+    use tool_contract::store::MemoryStore;
+
+    let shared = Arc::new(MemoryStore::new());
+    // Before the deploy: 1.2.0. After: 2.0.0 only, on the same store.
+    let before = Registry::builder()
+        .tool(tool_contract_examples::SendEmail)
+        .pending_approval_store(Arc::clone(&shared))
+        .build()
+        .unwrap();
+    let after = Registry::builder()
+        .tool(v2::SendEmail)
+        .pending_approval_store(Arc::clone(&shared))
+        .build()
+        .unwrap();
+    let store = DocumentStore::seeded();
+    let ctx = base(&store).build();
+    let mail = call(
+        "call_4",
+        "send_email",
+        json!({"to": "lee@acme.test", "subject": "Deploy", "body": "Tonight."}),
+    );
+    let id = defer_and_approve(&before, &mail, &ctx).await;
+    let refused = after.resume(&id, &ctx).await;
+    assert_eq!(code(&refused), "PENDING_APPROVAL_CHANGED", "{refused:?}");
+    assert_eq!(refused.meta.tool_version.as_deref(), Some("2.0.0"));
+    // The approval is kept for the version it was given for.
+    assert!(before.resume(&id, &ctx).await.ok);
+    assert_eq!(store.sent_mail().len(), 1);
+}
