@@ -555,18 +555,19 @@ impl Registry {
         request: ApprovalRequest,
     ) -> Result<Observation, ApprovalRequest> {
         let services = &self.inner.services;
-        let subject = request.subject().clone();
-        let mut call = *request.call;
         let stored = {
+            // Borrowed, not moved: most requests are no replay and go on to be asked.
+            let call = &*request.call;
             let args = call.args.get(&call.entry.plan);
             crate::idempotency::peek(services, call.entry.contract, &call.ctx, args).await
         };
         match stored {
             Some(replay) => {
+                let mut call = *request.call;
                 call.claim = crate::idempotency::ClaimState::Early(Box::new(replay));
                 Ok(crate::execute::run(services, call).await)
             }
-            None => Err(ApprovalRequest::new(subject, call)),
+            None => Err(request),
         }
     }
 
