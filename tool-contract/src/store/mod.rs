@@ -1,6 +1,6 @@
 //! Stores behind exactly-once writes and single-use approvals: one small trait per concern,
-//! [`IdempotencyStore`] and [`ApprovalStore`], and three backends that pass the same
-//! conformance suite:
+//! [`IdempotencyStore`], [`ApprovalStore`] and [`PendingApprovalStore`] (approval requests
+//! waiting for a decision by id), and three backends that pass the same conformance suite:
 //!
 //! | backend | for | feature |
 //! |---|---|---|

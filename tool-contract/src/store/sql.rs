@@ -132,8 +132,9 @@ pub(super) struct Statements {
 }
 
 impl Statements {
-    /// The statements for tables named `{prefix}tc_idempotency`, `{prefix}tc_consumed_grants`
-    /// and `{prefix}tc_schema_version`; `prefix` is empty or a quoted schema and a dot.
+    /// The statements for tables named `{prefix}tc_idempotency`, `{prefix}tc_consumed_grants`,
+    /// `{prefix}tc_pending_approvals` and `{prefix}tc_schema_version`; `prefix` is empty or a
+    /// quoted schema and a dot.
     pub(super) fn new(prefix: &str) -> Self {
         let idem = format!("{prefix}tc_idempotency");
         let grants = format!("{prefix}tc_consumed_grants");
