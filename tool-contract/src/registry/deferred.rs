@@ -430,7 +430,8 @@ impl Registry {
     /// ([`approve_pending`](Self::approve_pending), [`deny_pending`](Self::deny_pending)),
     /// the same proposal again gets the result of the one approved execution, or the
     /// denial. A keyed call whose result the idempotency store already holds is replayed
-    /// without asking anyone.
+    /// without asking anyone. When the store cannot keep the request, the envelope carries no
+    /// `approval_id` and nothing runs.
     pub async fn handle_deferred(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
             Ok(Prepared::Ready(call)) => self.execute(call).await,
