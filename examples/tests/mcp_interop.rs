@@ -5,9 +5,12 @@
 //! * the MCP Inspector (`@modelcontextprotocol/inspector` on npm) in `--cli` mode, over stdio and
 //!   HTTP.
 //!
-//! Each lists the tools, calls one that succeeds, one with bad arguments, one refused for a
-//! missing capability and one that needs approval (the Python client also approves one call and
-//! declines another through MCP elicitation), and checks every `structuredContent` against
+//! Each lists the tools (the user is shown what it may call: not `delete_document`), calls one
+//! that succeeds, one with bad arguments, the hidden one (the server refuses it for the missing
+//! capability; the Inspector will not even send it) and one that needs approval (the Python
+//! client also approves one call and declines another through MCP elicitation under
+//! 2025-11-25, and again through input requests under 2026-07-28, which its high-level client
+//! negotiates by itself), and checks every `structuredContent` against
 //! the advertised `outputSchema` with a JSON Schema validator on the client side (Python
 //! `jsonschema` in the script; the `jsonschema` crate here for the Inspector's output).
 //!
@@ -170,10 +173,12 @@ fn http_server() -> HttpServer {
 /// and this test should notice.
 const PYTHON_CHECKS: &[&str] = &[
     "initialize.tools_capability",
+    "initialize.version",
+    "initialize.list_changed",
     "list.names",
     "list.search_documents.annotations",
     "list.send_email.annotations",
-    "list.delete_document.meta",
+    "list.send_email.meta",
     "call_ok.is_error",
     "call_ok.matches_output_schema",
     "call_ok.data",
@@ -189,6 +194,13 @@ const PYTHON_CHECKS: &[&str] = &[
     "elicit_approved.sent",
     "elicit_declined.matches_output_schema",
     "elicit_declined.denied",
+    "modern.version",
+    "modern.list.names",
+    "modern.list.cache_hints",
+    "modern.approved.matches_output_schema",
+    "modern.approved.sent",
+    "modern.declined.matches_output_schema",
+    "modern.declined.denied",
 ];
 
 fn assert_python_passed(out: &Output) {
@@ -270,7 +282,13 @@ fn inspector(cli: &Path, target: &Target<'_>, method_args: &[&str], expect_error
         out.stdout,
         out.stderr
     );
-    serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+    // The CLI's own errors (as opposed to the server's answers) go to stderr.
+    let printed = if out.stdout.trim().is_empty() {
+        &out.stderr
+    } else {
+        &out.stdout
+    };
+    serde_json::from_str(printed).unwrap_or_else(|e| {
         panic!(
             "inspector printed no JSON ({e}):\n{}\n{}",
             out.stdout, out.stderr
@@ -287,11 +305,11 @@ fn inspector_scenario(cli: &Path, target: Target<'_>) {
         names,
         [
             "create_draft_ticket",
-            "delete_document",
             "read_document_span",
             "search_documents",
             "send_email"
-        ]
+        ],
+        "delete_document is hidden: the user lacks its capability"
     );
     let schema_of = |name: &str| -> Value {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
@@ -299,20 +317,28 @@ fn inspector_scenario(cli: &Path, target: Target<'_>) {
         assert_eq!(tool["outputSchema"]["type"], "object", "{name}");
         tool["outputSchema"].clone()
     };
-    let cases: [(&str, &[&str], Option<&str>); 4] = [
+    // The Inspector calls only what the list offers: the hidden tool never reaches the server
+    // (the server's answer to such a call, `UNAUTHORIZED`, is checked with the Python SDK).
+    let hidden = inspector(
+        cli,
+        &target,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "delete_document",
+            "--tool-arg",
+            "source_id=policy/refund",
+        ],
+        true,
+    );
+    assert_eq!(hidden["error"]["code"], "tool_not_found", "{hidden}");
+    let cases: [(&str, &[&str], Option<&str>); 3] = [
         ("search_documents", &["query=refund policy"], None),
         (
             "search_documents",
             &["query=refund", "top_k=50"],
             Some("INVALID_INPUT"),
-        ),
-        (
-            "delete_document",
-            &[
-                "source_id=policy/refund",
-                "reason=superseded by the 2026 policy",
-            ],
-            Some("UNAUTHORIZED"),
         ),
         (
             "send_email",

@@ -7,14 +7,19 @@ Driven by examples/tests/mcp_interop.rs; runnable by hand too:
     python tests/interop/mcp_client.py --approvals target/debug/approvals FILE \
         --stdio target/debug/mcp_server --pending-store FILE --stdio
 
-It lists the tools, calls one that succeeds, one with bad arguments, one refused for a missing
-capability, one that needs approval, and an unknown tool. A second session declares MCP
-elicitation and answers the server's approval questions: approve one e-mail (it is sent),
-decline another (`APPROVAL_DENIED`). Every `structuredContent` (errors
+It lists the tools (all but `delete_document`, which the example's user lacks the capability
+for and so is not shown), calls one that succeeds, one with bad arguments, the hidden one
+(refused for the missing capability), one that needs approval, and an unknown tool. A second
+session declares MCP elicitation and answers the server's approval questions: approve one e-mail
+(it is sent), decline another (`APPROVAL_DENIED`). Both sessions negotiate 2025-11-25 by
+`initialize`. A third client speaks 2026-07-28 (it probes `server/discover`, no handshake): the
+list carries the cache hints, and the approval questions arrive as input requests in the call
+results, answered on the SDK's automatic retry. Every `structuredContent` (errors
 included) is checked against the tool's advertised `outputSchema` with `jsonschema`, on top of
 the SDK's own check of successful results. With `--approvals CMD FILE` (the server keeping its
-pending approvals in FILE), a third session without elicitation gets an `approval_id`, approves
-it with the `approvals` command in another process, and retries the call: it runs, once. Prints `PASS <check>` / `FAIL <check>: <why>` lines
+pending approvals in FILE), one more session without elicitation gets an `approval_id`,
+approves it with the `approvals` command in another process, and retries the call: it runs,
+once. Prints `PASS <check>` / `FAIL <check>: <why>` lines
 and exits 1 if any check failed.
 """
 
@@ -29,7 +34,7 @@ from typing import Any
 
 import jsonschema
 import mcp_types as types
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -46,6 +51,8 @@ HINTS = {
     "reversible_write": (False, False, True, True),
     "irreversible_write": (False, True, True, True),
 }
+# What the example's user is shown: every tool it may call.
+LISTED_TOOLS = set(SEED_TOOLS) - {"delete_document"}
 CALL_TIMEOUT_S = 20.0
 
 failures: list[str] = []
@@ -83,10 +90,16 @@ def check_envelope(label: str, schemas: dict[str, dict], tool: str, result: Any,
 async def scenario(session: ClientSession) -> None:
     init = await session.initialize()
     check("initialize.tools_capability", init.capabilities.tools is not None, repr(init.capabilities))
+    check("initialize.version", init.protocol_version == "2025-11-25", repr(init.protocol_version))
+    check(
+        "initialize.list_changed",
+        init.capabilities.tools is not None and init.capabilities.tools.list_changed is True,
+        repr(init.capabilities.tools),
+    )
 
     listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
-    check("list.names", set(tools) == set(SEED_TOOLS), sorted(tools))
+    check("list.names", set(tools) == LISTED_TOOLS, sorted(tools))
     schemas: dict[str, dict] = {}
     for name, effect in SEED_TOOLS.items():
         tool = tools.get(name)
@@ -120,6 +133,9 @@ async def scenario(session: ClientSession) -> None:
     error = envelope.get("error", {})
     check("call_bad_args.category", error.get("category") == "INVALID_INPUT", repr(error)[:300])
 
+    # Not listed, still answered as before. Its error envelope has the shape every tool's has,
+    # so any listed tool's outputSchema checks it.
+    schemas["delete_document"] = schemas.get("search_documents", {})
     result = await call(session, "delete_document", {"source_id": "policy/refund", "reason": "superseded by the 2026 policy"})
     envelope = check_envelope("call_denied_capability", schemas, "delete_document", result, ok=False)
     error = envelope.get("error", {})
@@ -200,6 +216,34 @@ async def deferred_scenario(session: ClientSession, approvals: list[str]) -> Non
     result = await call(session, "send_email", email)
     envelope = check_envelope("deferred_replayed", schemas, "send_email", result, ok=True)
     check("deferred_replayed.replay", envelope.get("meta", {}).get("idempotency") == "replayed", repr(envelope)[:300])
+async def modern_scenario(server: Any) -> None:
+    """The 2026-07-28 revision with the SDK's high-level client, which negotiates it itself."""
+    async with Client(server, elicitation_callback=approver, read_timeout_seconds=CALL_TIMEOUT_S) as client:
+        check("modern.version", client.protocol_version == "2026-07-28", repr(client.protocol_version))
+        listed = await client.list_tools()
+        wire = listed.model_dump(by_alias=True, exclude_none=True)
+        names = {t["name"] for t in wire.get("tools", [])}
+        check("modern.list.names", names == LISTED_TOOLS, sorted(names))
+        check(
+            "modern.list.cache_hints",
+            wire.get("ttlMs") == 0 and wire.get("cacheScope") == "private",
+            repr({k: wire.get(k) for k in ("ttlMs", "cacheScope")}),
+        )
+        schemas = {t["name"]: t.get("outputSchema", {}) for t in wire.get("tools", [])}
+        email = {"to": "lee@acme.test", "subject": "Refund policy, again", "body": "From 2026-07-01."}
+        result = await client.call_tool("send_email", email)
+        envelope = check_envelope("modern.approved", schemas, "send_email", result, ok=True)
+        check("modern.approved.sent", str(envelope.get("data", {}).get("message_id", "")).startswith("msg-"), repr(envelope)[:300])
+        result = await client.call_tool("send_email", {**email, "subject": "Please decline, again"})
+        envelope = check_envelope("modern.declined", schemas, "send_email", result, ok=False)
+        error = envelope.get("error", {})
+        check("modern.declined.denied", error.get("code") == "APPROVAL_DENIED", repr(error)[:300])
+
+
+def server_target(args: argparse.Namespace) -> Any:
+    if args.stdio:
+        return StdioServerParameters(command=args.stdio[0], args=args.stdio[1:])
+    return args.http
 
 
 def transport(args: argparse.Namespace) -> Any:
@@ -226,6 +270,7 @@ async def main() -> int:
         async with transport(args) as (read, write):
             async with ClientSession(read, write) as session:
                 await deferred_scenario(session, args.approvals)
+    await modern_scenario(server_target(args))
     print(f"SUMMARY {'FAIL' if failures else 'PASS'} failures={len(failures)}", flush=True)
     return 1 if failures else 0
 

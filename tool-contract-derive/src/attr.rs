@@ -25,6 +25,7 @@ pub const TOOL_KEYS: &[&str] = &[
     "max_output_bytes",
     "open_output",
     "depends_on",
+    "model_view",
     "crate",
 ];
 const RETRY_KEYS: &[&str] = &["max_attempts", "backoff_ms", "max_backoff_ms"];
@@ -126,6 +127,8 @@ pub struct ToolAttr {
     pub open_output: Option<LitStr>,
     /// `depends_on(...)`: name, version, `on_change` (`None`: major).
     pub depends_on: Vec<(Ident, LitStr, Option<LitStr>)>,
+    /// `model_view = path::to_fn`: what the model sees of the output.
+    pub model_view: Option<syn::Path>,
     pub krate: Option<syn::Path>,
     /// Keys written at all, valid or not: a key with a bad value is not also "missing".
     pub seen: Vec<String>,
@@ -581,6 +584,16 @@ fn parse_tool_key(cx: &Ctxt, attr: &mut ToolAttr, meta: ParseNestedMeta) -> syn:
         }
     } else if path.is_ident("depends_on") {
         parse_depends_on(cx, attr, &meta)?;
+    } else if path.is_ident("model_view") {
+        match lit_expr(&meta)? {
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                set_once(cx, &meta, &mut attr.model_view, p.path);
+            }
+            other => cx.error_spanned_by(
+                other,
+                "`model_view` names a function `fn(&Output) -> View` whose `View` derives `Serialize` and `JsonSchema`, as a path without quotes: `model_view = masked_view`",
+            ),
+        }
     } else if path.is_ident("crate") {
         if let Some(p) = parse_crate_path(cx, &meta)? {
             set_once(cx, &meta, &mut attr.krate, p);

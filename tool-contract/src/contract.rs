@@ -59,12 +59,29 @@ pub struct ToolContract {
     /// (`#[tool(open_output = "why")]`); `None` (the default) when every object in it is closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_output: Option<String>,
+    /// The schema of what the model sees instead of the full output, for a tool that declares
+    /// a model view (`#[tool(model_view = f)]`): the host gets the full output, checked
+    /// against [`Self::output_schema`], and the model this view of it, checked against this
+    /// schema. Closed like the output schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_view_schema: Option<Value>,
     /// Named versions of what the tool depends on beyond its code, e.g. the index it searches
     /// (`#[tool(depends_on(index = "retrieval-v5"))]`), by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub depends_on: BTreeMap<String, Dependency>,
     /// Hashes and ids that tell versions apart in traces and replays.
     pub fingerprint: Fingerprint,
+}
+
+impl ToolContract {
+    /// The schema of the data the model sees: the model view's when the tool declares one,
+    /// else the output schema. Exporters and flow declarations (pointers into a tool's result)
+    /// use this one, since it is what an observation carries.
+    pub fn model_output_schema(&self) -> &Value {
+        self.model_view_schema
+            .as_ref()
+            .unwrap_or(&self.output_schema)
+    }
 }
 
 /// The output size cap of a tool that declares none: 1 MiB of JSON text.

@@ -98,7 +98,7 @@ impl<T: Tool> Runner for T {
                 )
             })?;
             let produced = self.call(args, ctx).await?;
-            output.deliver(&produced)
+            T::deliver_output(&produced, output)
         })
     }
 }
@@ -164,11 +164,20 @@ impl Entry {
             &contract.output_schema,
             "output",
         )?;
+        let view = match &contract.model_view_schema {
+            Some(schema) => Some(compile(
+                jsonschema::options_for::<TreeJson>(),
+                schema,
+                "model view",
+            )?),
+            None => None,
+        };
         Ok(Entry {
             plan: ArgsPlan::from_schema(&contract.input_schema),
             flow: FlowPlan::new(contract, escalate),
             output: OutputContract::new(
                 output,
+                view,
                 contract.provenance.as_ref(),
                 contract.max_output_bytes,
                 intern_source(&contract.name, &contract.version),

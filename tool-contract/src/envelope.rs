@@ -138,6 +138,11 @@ pub struct Observation {
     pub meta: Meta,
     /// Trust label and source.
     pub provenance: Provenance,
+    /// The full output, for the host only, when the tool declares a model view and `data` is
+    /// that view: never serialized, so never in the envelope, the prompt block, a stored replay
+    /// or an MCP message. Read it with [`host_data`](Self::host_data).
+    #[serde(skip)]
+    host_data: Option<Box<RawValue>>,
 }
 
 impl PartialEq for Observation {
@@ -147,6 +152,7 @@ impl PartialEq for Observation {
             && self.error == other.error
             && self.meta == other.meta
             && self.provenance == other.provenance
+            && self.host_data.as_ref().map(|d| d.get()) == other.host_data.as_ref().map(|d| d.get())
     }
 }
 
@@ -160,6 +166,7 @@ impl Observation {
             error: None,
             meta,
             provenance,
+            host_data: None,
         }
     }
 
@@ -171,7 +178,40 @@ impl Observation {
             error: None,
             meta,
             provenance,
+            host_data: None,
         }
+    }
+
+    /// A success envelope whose data is a model view of `full`, which only the host sees.
+    pub(crate) fn success_viewed(
+        view: Box<RawValue>,
+        full: Box<RawValue>,
+        meta: Meta,
+        provenance: Provenance,
+    ) -> Self {
+        let mut observation = Observation::success_raw(view, meta, provenance);
+        observation.host_data = Some(full);
+        observation
+    }
+
+    /// The full, validated output for the host: the same as [`data`](Self::data) unless the
+    /// tool declares a model view (`#[tool(model_view = f)]`), in which case `data` is the
+    /// view the model sees and this is everything the handler returned. A replay of a stored
+    /// result carries only what the model saw.
+    pub fn host_data(&self) -> Option<&RawValue> {
+        self.host_data.as_deref().or(self.data.as_deref())
+    }
+
+    /// [`host_data`](Self::host_data) as a `serde_json::Value` (parsed on each call).
+    pub fn host_data_value(&self) -> Option<Value> {
+        self.host_data()
+            .and_then(|d| serde_json::from_str(d.get()).ok())
+    }
+
+    /// Whether the model was shown a view and the host holds more (see
+    /// [`host_data`](Self::host_data)).
+    pub fn has_withheld_data(&self) -> bool {
+        self.host_data.is_some()
     }
 
     /// The data as a `serde_json::Value` (parsed on each call).
@@ -189,6 +229,7 @@ impl Observation {
             error: Some(error),
             meta,
             provenance,
+            host_data: None,
         }
     }
 

@@ -2,9 +2,14 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+/// The code of every repairable input error, whether the schema, a semantic rule or the
+/// handler found it.
+pub(crate) const INPUT_VALIDATION_FAILED: &str = "INPUT_VALIDATION_FAILED";
 
 /// Defines [`ErrorCategory`] from one table, so every category gets the same wire name, default
 /// retryability, agent action and docs without hand-written drift (axum-core `__define_rejection!`).
@@ -71,6 +76,28 @@ impl fmt::Display for ErrorCategory {
 /// `message` and `safe_details` reach the model, so they must never carry secrets, stack traces
 /// or backend internals; build them from facts the model may know.
 ///
+/// What only an operator should read goes on the **operator side**: a
+/// [`source`](Self::with_source) error (a driver error, an upstream response) and
+/// [`operator details`](Self::with_operator_detail). Both reach the host's tracing and the
+/// call's receipt (its `diagnostics`), and never the envelope, the prompt block or an MCP
+/// message: they are not serialized, and `Debug` prints only how many there are.
+///
+/// ```
+/// use tool_contract::ToolError;
+///
+/// let io = std::io::Error::other("connect to 10.0.0.7:5432 as svc_ro password=hunter2 failed");
+/// let err = ToolError::transient("SEARCH_BACKEND_DOWN", "the search backend is unavailable")
+///     .with_source(io)
+///     .with_operator_detail("shard", "eu-3");
+/// // The host can read it...
+/// assert!(std::error::Error::source(&err).unwrap().to_string().contains("hunter2"));
+/// assert_eq!(err.operator_details()["shard"], "eu-3");
+/// // ...the model never sees it.
+/// let wire = serde_json::to_string(&err).unwrap();
+/// assert!(!wire.contains("hunter2") && !wire.contains("eu-3"));
+/// assert!(!format!("{err:?}").contains("hunter2"));
+/// ```
+///
 /// ```
 /// use tool_contract::{ErrorCategory, ToolError};
 ///
@@ -101,6 +128,37 @@ struct ErrorBody {
     /// [`ToolError::before_effect`]). Never on the wire.
     #[serde(skip)]
     before_effect: bool,
+    /// Host-side only: never on the wire.
+    #[serde(skip)]
+    operator: OperatorSide,
+}
+
+/// What an error carries for operators only: a source error and details.
+#[derive(Clone, Default)]
+struct OperatorSide {
+    // `Arc`, not `Box`: errors are cloned into receipts and stored replays.
+    source: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
+    details: Map<String, Value>,
+}
+
+impl PartialEq for OperatorSide {
+    // Errors have no equality of their own; two sources are compared by what they say.
+    fn eq(&self, other: &Self) -> bool {
+        self.details == other.details
+            && self.source.as_ref().map(ToString::to_string)
+                == other.source.as_ref().map(ToString::to_string)
+    }
+}
+
+impl fmt::Debug for OperatorSide {
+    // `Debug` output ends up in places nobody audits (panic messages, `{:?}` in a log line
+    // shown to a model): it says what exists, never what it says.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OperatorSide")
+            .field("source", &self.source.as_ref().map(|_| ".."))
+            .field("details", &self.details.len())
+            .finish()
+    }
 }
 
 impl ToolError {
@@ -119,6 +177,7 @@ impl ToolError {
                 retry_after_ms: None,
                 safe_details: Map::new(),
                 before_effect: false,
+                operator: OperatorSide::default(),
             }),
         }
     }
@@ -173,6 +232,73 @@ impl ToolError {
         Self::new(ErrorCategory::Internal, code, message)
     }
 
+    /// The handler found an argument wrong in a way the model can fix (a recipient that has no
+    /// mailbox, a date outside the account's history): `INVALID_INPUT` /
+    /// `INPUT_VALIDATION_FAILED` with one issue, shaped exactly like the input schema's
+    /// feedback, so the model and [`RepairLoop`](crate::RepairLoop) treat both alike.
+    ///
+    /// `pointer` is a JSON pointer into the arguments (`/to/0`); a plain field name
+    /// (`recipient`) is taken as `/recipient`, and `""` means the arguments as a whole. `rule`
+    /// is a stable code, and `expected` a model-safe sentence of what would be accepted. The
+    /// pipeline fills in what was sent at that pointer, summarized. The error is marked
+    /// [`before_effect`](Self::before_effect): a handler refuses arguments before acting on them.
+    ///
+    /// ```
+    /// use tool_contract::ToolError;
+    ///
+    /// let err = ToolError::invalid_argument("/to/0", "RECIPIENT_UNKNOWN", "an address with a mailbox in this tenant")
+    ///     .with_invalid_argument("subject", "SUBJECT_EMPTY", "a non-empty subject");
+    /// assert_eq!(err.code(), "INPUT_VALIDATION_FAILED");
+    /// let issues = &err.safe_details()["issues"];
+    /// assert_eq!(issues[0]["path"], "/to/0");
+    /// assert_eq!(issues[1]["path"], "/subject");
+    /// assert_eq!(issues[1]["keyword"], "SUBJECT_EMPTY");
+    /// ```
+    pub fn invalid_argument(
+        pointer: &str,
+        rule: impl Into<Cow<'static, str>>,
+        expected: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        ToolError::invalid_input(
+            INPUT_VALIDATION_FAILED,
+            "the arguments do not satisfy the tool's input contract",
+        )
+        .before_effect()
+        .with_invalid_argument(pointer, rule, expected)
+    }
+
+    /// Adds one more issue to an [`invalid_argument`](Self::invalid_argument) error (on any
+    /// other error it adds the issue to its `issues` detail all the same).
+    #[must_use]
+    pub fn with_invalid_argument(
+        mut self,
+        pointer: &str,
+        rule: impl Into<Cow<'static, str>>,
+        expected: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        let path = if pointer.is_empty() || pointer.starts_with('/') {
+            pointer.to_owned()
+        } else {
+            // RFC 6901: `~` and `/` inside a member name are escaped.
+            format!("/{}", pointer.replace('~', "~0").replace('/', "~1"))
+        };
+        let issue = serde_json::json!({
+            "path": path,
+            "keyword": rule.into(),
+            "expected": expected.into(),
+            "actual": Value::Null,
+        });
+        match self.inner.safe_details.get_mut("issues") {
+            Some(Value::Array(issues)) => issues.push(issue),
+            _ => {
+                self.inner
+                    .safe_details
+                    .insert("issues".to_owned(), Value::Array(vec![issue]));
+            }
+        }
+        self
+    }
+
     /// Overrides whether this error may be retried automatically.
     #[must_use]
     pub fn with_retryable(mut self, retryable: bool) -> Self {
@@ -222,6 +348,65 @@ impl ToolError {
         self
     }
 
+    /// Attaches the error that caused this one, for operators only: it is returned by
+    /// [`std::error::Error::source`], written to tracing and to the receipt, and never sent to
+    /// the model. Takes any error, or a message (`&str`, `String`).
+    #[must_use]
+    pub fn with_source(
+        mut self,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        self.inner.operator.source = Some(Arc::from(source.into()));
+        self
+    }
+
+    /// Adds a detail for operators only (a backend host, a query plan, an upstream status): it
+    /// reaches tracing and the receipt, never the model.
+    #[must_use]
+    pub fn with_operator_detail(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.inner.operator.details.insert(key.into(), value.into());
+        self
+    }
+
+    /// Details for operators only (see [`with_operator_detail`](Self::with_operator_detail)).
+    pub fn operator_details(&self) -> &Map<String, Value> {
+        &self.inner.operator.details
+    }
+
+    /// Whether the error carries anything for operators only.
+    pub fn has_operator_side(&self) -> bool {
+        self.inner.operator.source.is_some() || !self.inner.operator.details.is_empty()
+    }
+
+    /// The operator side as one line for logs and receipts: the details, then the source
+    /// error's chain, outermost first. `None` when there is nothing.
+    pub fn operator_report(&self) -> Option<String> {
+        if !self.has_operator_side() {
+            return None;
+        }
+        let mut out = String::new();
+        if !self.inner.operator.details.is_empty() {
+            out.push_str("operator details ");
+            out.push_str(&Value::Object(self.inner.operator.details.clone()).to_string());
+        }
+        let mut next: Option<&(dyn std::error::Error + 'static)> = self
+            .inner
+            .operator
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static));
+        let mut first = true;
+        while let Some(err) = next {
+            if !out.is_empty() {
+                out.push_str(if first { "; caused by: " } else { ": " });
+            }
+            first = false;
+            out.push_str(&err.to_string());
+            next = err.source();
+        }
+        Some(out)
+    }
+
     /// The stable machine-readable code, e.g. `"DOCUMENT_NOT_FOUND"`.
     pub fn code(&self) -> &str {
         &self.inner.code
@@ -258,7 +443,15 @@ impl fmt::Display for ToolError {
     }
 }
 
-impl std::error::Error for ToolError {}
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .operator
+            .source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// One semantic or contextual problem with a call's arguments, reported by the args' semantic
 /// hook.

@@ -256,6 +256,18 @@ async fn run_inner(
             Ok(value) => break Ok(value),
             Err(err) => err,
         };
+        // The operator side goes to logs and the receipt here, per attempt: a retried error's
+        // source would otherwise be lost with it.
+        if let Some(report) = err.operator_report() {
+            tracing::warn!(
+                tool = %c.name,
+                attempt,
+                code = err.code(),
+                operator = %report,
+                "tool error"
+            );
+            diagnostics.push(format!("attempt {attempt}: {}: {report}", err.code()));
+        }
         ambiguous |=
             ran_now && crate::idempotency::disposition(Some(&err), true) == Disposition::Hold;
         let retryable = err.retryable() && !never_retried(err.category());
@@ -289,7 +301,12 @@ async fn run_inner(
 
     // The output contract was checked where the output was serialized (`check_output`).
     let (result, provenance) = match result {
-        Ok(CheckedOutput::Valid(raw, provenance)) => (Ok(raw), provenance),
+        Ok(CheckedOutput::Valid(raw, provenance)) => (Ok((raw, None)), provenance),
+        Ok(CheckedOutput::Viewed {
+            view,
+            full,
+            provenance,
+        }) => (Ok((view, Some(full))), provenance),
         Ok(CheckedOutput::Invalid(violations)) => {
             diagnostics.extend(violations);
             stage = Stage::Output;
@@ -311,6 +328,12 @@ async fn run_inner(
             .with_detail("max_output_bytes", cap);
             (Err(err), entry.output.provenance(None))
         }
+        // A handler's own repairable issues get what was sent at each pointer, as the
+        // schema's do.
+        Err(e) if e.category() == ErrorCategory::InvalidInput => (
+            Err(crate::repair::fill_actuals(e, call.args.get(&entry.plan))),
+            entry.output.provenance(None),
+        ),
         Err(e) => (Err(e), entry.output.provenance(None)),
     };
     let meta = Meta::of(
@@ -321,9 +344,13 @@ async fn run_inner(
     );
     span.record("tool.attempts", attempt);
     let observation = match result {
-        Ok(data) => {
+        Ok((data, None)) => {
             span.record("tool.outcome", "ok");
             Observation::success_raw(data, meta, provenance)
+        }
+        Ok((view, Some(full))) => {
+            span.record("tool.outcome", "ok");
+            Observation::success_viewed(view, full, meta, provenance)
         }
         Err(err) => {
             span.record("tool.outcome", "error");
@@ -427,6 +454,13 @@ fn record(
             execute_us: exec_started.map_or(0, |t| micros(t.elapsed())),
             diagnostics,
             flow: call.flow.take().map(|f| *f),
+            // What the model was not shown, as a digest only: a receipt must not become a
+            // second copy of the data the view was there to keep out of sight.
+            withheld_output_sha256: observation.has_withheld_data().then(|| {
+                observation
+                    .host_data_value()
+                    .map_or_else(String::new, |full| crate::canonical::sha256(&full))
+            }),
         };
         sink.record(&receipt);
     }

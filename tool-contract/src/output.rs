@@ -14,9 +14,22 @@ use crate::error::ToolError;
 use crate::json::{Tree, TreeJson};
 
 /// A handler's output after the check.
-pub(crate) enum CheckedOutput {
+///
+/// Public only so the `#[tool]` expansion can name it (through `__private`); not API.
+#[doc(hidden)]
+pub enum CheckedOutput {
     /// Met the output schema: the envelope's data, and the provenance read from it.
     Valid(Box<RawValue>, Provenance),
+    /// A tool with a model view: both the full output and the view met their schemas. The
+    /// model gets `view`; the host keeps `full`; provenance is read from the full output.
+    Viewed {
+        /// What the model sees.
+        view: Box<RawValue>,
+        /// The full, validated output, for the host only.
+        full: Box<RawValue>,
+        /// Read from the full output.
+        provenance: Provenance,
+    },
     /// Broke it: what the schema says, for the receipt (never for the model).
     Invalid(Vec<String>),
     /// Its JSON text is longer than the tool's cap, in bytes: withheld unread.
@@ -27,8 +40,13 @@ pub(crate) enum CheckedOutput {
 const MAX_TEXT_HINT: usize = 64 * 1024;
 
 /// One tool version's output contract, compiled once.
-pub(crate) struct OutputContract {
+///
+/// Public only so the `#[tool]` expansion can name it (through `__private`); not API.
+#[doc(hidden)]
+pub struct OutputContract {
     schema: jsonschema::Validator<TreeJson>,
+    /// The model view's schema, for a tool that declares one (`#[tool(model_view = f)]`).
+    view: Option<jsonschema::Validator<TreeJson>>,
     provenance: Option<&'static ProvenanceSpec>,
     /// The contract's `max_output_bytes`.
     max_bytes: u64,
@@ -42,12 +60,14 @@ pub(crate) struct OutputContract {
 impl OutputContract {
     pub(crate) fn new(
         schema: jsonschema::Validator<TreeJson>,
+        view: Option<jsonschema::Validator<TreeJson>>,
         provenance: Option<&'static ProvenanceSpec>,
         max_bytes: u64,
         default_source: &'static str,
     ) -> Self {
         OutputContract {
             schema,
+            view,
             provenance,
             max_bytes,
             default_source,
@@ -61,9 +81,49 @@ impl OutputContract {
     /// text is written; for what a tree cannot stand for, straight to the text, which is then
     /// parsed to be checked. Like serializing, the check is part of the handler's attempt: its
     /// time counts as the attempt's, and a panic in it is the attempt's `HANDLER_PANICKED`.
-    pub(crate) fn deliver<T: Serialize + ?Sized>(
+    pub fn deliver<T: Serialize + ?Sized>(&self, output: &T) -> Result<CheckedOutput, ToolError> {
+        self.deliver_to(output, &self.schema)
+    }
+
+    /// For a tool with a model view: checks the full output against the output schema, then
+    /// the view against the view's schema; the model gets the view only if both hold. A view
+    /// that breaks its schema is withheld like any broken output.
+    pub fn deliver_viewed<T: Serialize + ?Sized, V: Serialize + ?Sized>(
+        &self,
+        full: &T,
+        view: &V,
+    ) -> Result<CheckedOutput, ToolError> {
+        let Some(view_schema) = &self.view else {
+            // The contract has no view schema to check the view against: nothing unchecked
+            // reaches the model.
+            return Ok(CheckedOutput::Invalid(vec![
+                "the tool has a model view but its contract has no view schema".to_owned(),
+            ]));
+        };
+        let (full, provenance) = match self.deliver(full)? {
+            CheckedOutput::Valid(full, provenance) => (full, provenance),
+            other => return Ok(other),
+        };
+        Ok(match self.deliver_to(view, view_schema)? {
+            CheckedOutput::Valid(view, _) => CheckedOutput::Viewed {
+                view,
+                full,
+                provenance,
+            },
+            CheckedOutput::Invalid(violations) => CheckedOutput::Invalid(
+                violations
+                    .into_iter()
+                    .map(|v| format!("model view: {v}"))
+                    .collect(),
+            ),
+            other => other,
+        })
+    }
+
+    fn deliver_to<T: Serialize + ?Sized>(
         &self,
         output: &T,
+        schema: &jsonschema::Validator<TreeJson>,
     ) -> Result<CheckedOutput, ToolError> {
         let checked = crate::json::with_arena(|bump| {
             let tree = crate::json::to_tree(output, bump)?;
@@ -76,13 +136,13 @@ impl OutputContract {
                     .fetch_max(text.len().min(MAX_TEXT_HINT), Ordering::Relaxed);
             }
             let raw = crate::json::raw_value(text).ok()?;
-            Some(self.check(raw, Some(&tree)))
+            Some(self.check(raw, Some(&tree), schema))
         });
         if let Some(checked) = checked {
             return Ok(checked);
         }
         serde_json::value::to_raw_value(output)
-            .map(|raw| self.check(raw, None))
+            .map(|raw| self.check(raw, None, schema))
             .map_err(|_| {
                 ToolError::internal(
                     "OUTPUT_SERIALIZE_FAILED",
@@ -93,15 +153,20 @@ impl OutputContract {
 
     /// The contract on the one serialization that becomes the envelope's data: `tree` is that
     /// text's tree, or `None` to parse the text.
-    fn check(&self, raw: Box<RawValue>, tree: Option<&Tree<'_>>) -> CheckedOutput {
+    fn check(
+        &self,
+        raw: Box<RawValue>,
+        tree: Option<&Tree<'_>>,
+        schema: &jsonschema::Validator<TreeJson>,
+    ) -> CheckedOutput {
         // The cap comes first: an output past it is withheld without being read any further.
         if raw.get().len() as u64 > self.max_bytes {
             return CheckedOutput::TooLarge(self.max_bytes);
         }
         let verdict = match tree {
-            Some(tree) => self.verdict(tree),
+            Some(tree) => self.verdict(tree, schema),
             None => crate::json::with_arena(|bump| match crate::json::parse(raw.get(), bump) {
-                Ok(tree) => self.verdict(&tree),
+                Ok(tree) => self.verdict(&tree, schema),
                 Err(_) => Err(vec!["output is not JSON the tree can read".to_owned()]),
             }),
         };
@@ -111,12 +176,15 @@ impl OutputContract {
         }
     }
 
-    fn verdict(&self, tree: &Tree<'_>) -> Result<Provenance, Vec<String>> {
-        if self.schema.is_valid(tree) {
+    fn verdict(
+        &self,
+        tree: &Tree<'_>,
+        schema: &jsonschema::Validator<TreeJson>,
+    ) -> Result<Provenance, Vec<String>> {
+        if schema.is_valid(tree) {
             return Ok(self.provenance(Some(tree)));
         }
-        Err(self
-            .schema
+        Err(schema
             .iter_errors(tree)
             .take(16)
             .map(|e| {

@@ -9,6 +9,7 @@ pub use serde;
 pub use serde_json;
 
 pub use crate::effect::{ExternalRead, IrreversibleWrite, PureRead, ReversibleWrite};
+pub use crate::output::{CheckedOutput, OutputContract};
 pub use crate::tool::{ArgField, FieldFlowSpec};
 
 use crate::context::ToolContext;
@@ -58,6 +59,8 @@ pub struct ToolSpec {
     pub open_output: Option<&'static str>,
     /// `depends_on(name = "version", name(version = "...", on_change = "minor"))`.
     pub depends_on: &'static [(&'static str, &'static str, DependencyChange)],
+    /// `model_view = f`: the view's schema, for the tool's name and version.
+    pub model_view: Option<fn(&str, &str) -> serde_json::Value>,
     pub crate_name: &'static str,
     pub crate_version: &'static str,
     pub git_revision: Option<&'static str>,
@@ -68,8 +71,14 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
     debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
     let input_schema = tool_schema::<T::Args>(spec.name, spec.version, Direction::Input);
     let mut output_schema = tool_schema::<T::Output>(spec.name, spec.version, Direction::Output);
+    let mut model_view_schema = spec
+        .model_view
+        .map(|schema| schema(spec.name, spec.version));
     if spec.open_output.is_none() {
         crate::schema::close_output(&mut output_schema);
+        if let Some(view) = &mut model_view_schema {
+            crate::schema::close_output(view);
+        }
     }
     let depends_on: std::collections::BTreeMap<String, Dependency> = spec
         .depends_on
@@ -140,10 +149,39 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
         depends_on,
         input_schema,
         output_schema,
+        model_view_schema,
     };
     contract.fingerprint.contract_sha256 = contract_hash(&contract);
     contract
 }
+
+/// The schema of a model view `f`'s output: `#[tool(model_view = f)]` names a function, and
+/// this reads its return type's schema without the macro having to name it.
+pub fn view_schema<O, V: ModelViewOutput>(
+    _view: fn(&O) -> V,
+    tool: &str,
+    version: &str,
+) -> serde_json::Value {
+    tool_schema::<V>(tool, version, Direction::Output)
+}
+
+/// Delivers `output` and its model view `view(output)`, each checked against its schema.
+pub fn deliver_view<O: serde::Serialize, V: ModelViewOutput>(
+    contract: &crate::output::OutputContract,
+    output: &O,
+    view: fn(&O) -> V,
+) -> Result<crate::output::CheckedOutput, ToolError> {
+    contract.deliver_viewed(output, &view(output))
+}
+
+/// What a `model_view` function returns.
+#[diagnostic::on_unimplemented(
+    message = "model view `{Self}` needs `Serialize` and `JsonSchema`",
+    label = "the model view's schema is generated from this function's return type",
+    note = "add `#[derive(serde::Serialize, schemars::JsonSchema)]` to `{Self}`"
+)]
+pub trait ModelViewOutput: serde::Serialize + schemars::JsonSchema {}
+impl<T: serde::Serialize + schemars::JsonSchema> ModelViewOutput for T {}
 
 /// The flow declarations of a tool's fields and output.
 fn flow_contract(fields: &[ArgField], confidential: &[&str]) -> FlowContract {

@@ -104,6 +104,10 @@ pub struct Receipt {
     /// Flow control's decision, when the call had a session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowRecord>,
+    /// For a tool with a model view: the canonical digest of the full output the model was not
+    /// shown (the data itself stays with the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld_output_sha256: Option<String>,
 }
 
 /// Where receipts go. Called once per call, on the calling task: keep it quick.

@@ -107,10 +107,15 @@ pub(crate) fn refuse(
             },
             prepare_us: micros(origin.started.elapsed()),
             execute_us: 0,
-            diagnostics: Vec::new(),
+            // A context provider or a semantic rule may say more to operators than to the model.
+            diagnostics: err.operator_report().into_iter().collect(),
             flow: origin.flow.map(|f| *f),
+            withheld_output_sha256: None,
         };
         sink.record(&receipt);
+    }
+    if let Some(report) = err.operator_report() {
+        tracing::warn!(tool = %meta.tool, code = err.code(), stage = stage.as_str(), operator = %report, "call refused");
     }
     crate::receipt::trace_rejection(&meta, &err, stage);
     Rejection {

@@ -196,10 +196,56 @@ pub(crate) fn issue_from_semantic(issue: &ValidationIssue, args: &Value) -> Repa
     }
 }
 
+/// Fills in what was sent at each issue's pointer, summarized, for issues a handler reported
+/// with [`ToolError::invalid_argument`] (it knows the rule, the pipeline holds the arguments).
+pub(crate) fn fill_actuals(err: ToolError, args: &Value) -> ToolError {
+    let Some(issues) = issues_of(&err) else {
+        return err;
+    };
+    let issues: Vec<RepairIssue> = issues
+        .into_iter()
+        .map(|mut issue| {
+            if issue.actual.is_null() {
+                issue.actual = args
+                    .pointer(&issue.path)
+                    .map(summarize)
+                    .unwrap_or(Value::Null);
+            }
+            issue
+        })
+        .collect();
+    err.with_detail(
+        "issues",
+        serde_json::to_value(&issues).unwrap_or(Value::Null),
+    )
+}
+
+/// The issues of a repairable input error, wherever it was found; `None` for any other error.
+fn issues_of(err: &ToolError) -> Option<Vec<RepairIssue>> {
+    if err.category() != ErrorCategory::InvalidInput
+        || err.code() != crate::error::INPUT_VALIDATION_FAILED
+    {
+        return None;
+    }
+    let issues: Vec<RepairIssue> =
+        serde_json::from_value(err.safe_details().get("issues")?.clone()).ok()?;
+    (!issues.is_empty()).then_some(issues)
+}
+
+impl RepairFeedback {
+    /// The feedback for an observation whose arguments the model can repair: the input
+    /// schema, a semantic rule or the handler itself
+    /// ([`ToolError::invalid_argument`]) found them wrong. `None` for any other observation.
+    pub fn from_observation(observation: &Observation) -> Option<Self> {
+        let issues = issues_of(observation.error.as_ref()?)?;
+        Some(RepairFeedback::new(&observation.meta.tool, issues))
+    }
+}
+
 /// An `INVALID_INPUT` error carrying the issues in `safe_details`.
 pub(crate) fn invalid_input_error(issues: &[RepairIssue]) -> ToolError {
     ToolError::invalid_input(
-        "INPUT_VALIDATION_FAILED",
+        crate::error::INPUT_VALIDATION_FAILED,
         "the arguments do not satisfy the tool's input contract",
     )
     .with_detail(
@@ -245,33 +291,69 @@ impl RepairLoop {
 
     /// Decides what follows `rejection` in `chain`.
     pub fn on_rejection(&mut self, chain: &str, rejection: &crate::Rejection) -> RepairStep {
-        let Some(feedback) = rejection.feedback() else {
+        match rejection.feedback() {
+            Some(feedback) => self.step(chain, feedback, rejection.observation()),
+            None => {
+                self.used.remove(chain);
+                RepairStep::Stop(Box::new(rejection.observation().clone()))
+            }
+        }
+    }
+
+    /// Decides what follows an executed call's observation in `chain`: `None` when there is
+    /// nothing to repair (the call succeeded, which also forgets the chain, or failed for
+    /// another reason), else the same step as [`on_rejection`](Self::on_rejection), so
+    /// issues the handler reported ([`ToolError::invalid_argument`]) count against the same
+    /// bound as the schema's.
+    pub fn on_observation(&mut self, chain: &str, observation: &Observation) -> Option<RepairStep> {
+        if observation.ok {
             self.used.remove(chain);
-            return RepairStep::Stop(Box::new(rejection.observation().clone()));
-        };
+            return None;
+        }
+        let feedback = RepairFeedback::from_observation(observation)?;
+        Some(self.step(chain, &feedback, observation))
+    }
+
+    fn step(
+        &mut self,
+        chain: &str,
+        feedback: &RepairFeedback,
+        observation: &Observation,
+    ) -> RepairStep {
         let used = self.used.entry(chain.to_owned()).or_insert(0);
         if *used >= self.max_repair_attempts {
             self.used.remove(chain);
-            let mut obs = Box::new(rejection.observation().clone());
-            obs.error = Some(
-                ToolError::new(
-                    ErrorCategory::InvalidInput,
-                    "TOOL_ARGUMENT_INVALID",
-                    "the arguments stayed invalid after the allowed repairs",
-                )
-                .with_detail("repair_attempts", self.max_repair_attempts)
-                .with_detail(
-                    "issues",
-                    serde_json::to_value(&feedback.issues).unwrap_or(Value::Null),
-                ),
-            );
-            return RepairStep::Stop(obs);
+            return RepairStep::Stop(Box::new(self.exhausted(observation, feedback)));
         }
         *used += 1;
         let mut fb = feedback.clone();
         fb.repair_attempt = *used;
         fb.max_repair_attempts = self.max_repair_attempts;
         RepairStep::Repair(fb)
+    }
+
+    /// The terminal observation once the repairs are spent: `TOOL_ARGUMENT_INVALID`, with
+    /// the last issues.
+    fn exhausted(&self, observation: &Observation, feedback: &RepairFeedback) -> Observation {
+        let mut obs = observation.clone();
+        obs.error = Some(
+            ToolError::new(
+                ErrorCategory::InvalidInput,
+                "TOOL_ARGUMENT_INVALID",
+                "the arguments stayed invalid after the allowed repairs",
+            )
+            .with_detail("repair_attempts", self.max_repair_attempts)
+            .with_detail(
+                "issues",
+                serde_json::to_value(&feedback.issues).unwrap_or(Value::Null),
+            ),
+        );
+        obs
+    }
+
+    /// The bound: how many repairs a chain may use.
+    pub fn max_repair_attempts(&self) -> u32 {
+        self.max_repair_attempts
     }
 
     /// Forgets a chain once its call was accepted.

@@ -187,6 +187,16 @@ pub trait Tool: Send + Sync + 'static {
         args: Self::Args,
         ctx: &'a ToolContext,
     ) -> impl Future<Output = Result<Self::Output, ToolError>> + Send + 'a;
+
+    /// Serializes and checks an output: `#[tool(model_view = f)]` overrides it to check the
+    /// full output and its view. Called by the pipeline; not for hand-written calls.
+    #[doc(hidden)]
+    fn deliver_output(
+        output: &Self::Output,
+        contract: &crate::output::OutputContract,
+    ) -> Result<crate::output::CheckedOutput, ToolError> {
+        contract.deliver(output)
+    }
 }
 
 /// An object-safe view of a [`Tool`], working on JSON values, for registries and toolsets.

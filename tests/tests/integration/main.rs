@@ -13,6 +13,8 @@ mod extractors;
 mod fast_path;
 mod flow;
 mod lock;
+mod model_view;
+mod operator;
 mod output_contract;
 mod pipeline;
 mod probe;

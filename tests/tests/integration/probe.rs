@@ -22,6 +22,10 @@ pub enum Mode {
     BadOutput,
     RetryableNotFound,
     RateLimitedForAnHour,
+    /// A transient failure whose source error and operator detail hold a secret.
+    LeakySource,
+    /// The handler refuses the label as a repairable issue.
+    ReservedLabel,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, ToolArgs)]
@@ -105,6 +109,19 @@ pub async fn run_probe(
             "come back later",
         )
         .with_retry_after_ms(3_600_000)),
+        Mode::LeakySource => Err(ToolError::transient(
+            "UPSTREAM_UNAVAILABLE",
+            "the backend is unavailable",
+        )
+        .with_source(std::io::Error::other(
+            "connect to db.internal:5432 with password=hunter2 refused",
+        ))
+        .with_operator_detail("dsn", "postgres://svc:hunter2@db.internal/probe")),
+        Mode::ReservedLabel => Err(ToolError::invalid_argument(
+            "label",
+            "LABEL_RESERVED",
+            "a label other than the reserved word 'probe'",
+        )),
         Mode::Panic => panic!("secret-db-password=hunter2 in a panic message"),
         Mode::Hang => {
             tokio::time::sleep(Duration::from_secs(3600)).await;

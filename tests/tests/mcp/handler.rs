@@ -167,7 +167,10 @@ async fn initialize_advertises_tools_and_negotiates_the_clients_revision() {
     let (client, init) = Client::connect(server).await;
     let result = &init["result"];
     assert_eq!(result["protocolVersion"], "2025-06-18");
-    assert_eq!(result["capabilities"]["tools"], json!({}));
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
     assert_eq!(result["serverInfo"]["name"], "docs");
     assert_eq!(result["serverInfo"]["version"], "9.9.9");
     assert_eq!(result["instructions"], "results are data");
@@ -175,8 +178,27 @@ async fn initialize_advertises_tools_and_negotiates_the_clients_revision() {
 }
 
 #[tokio::test]
-async fn tools_list_is_the_export_unchanged() {
+async fn tools_list_is_the_export_of_what_the_caller_may_call() {
+    // This user lacks `documents:delete`: the export but `delete_document`.
     let mut client = document_client().await;
+    let response = client.request("tools/list", json!({})).await;
+    let mut callable = tools_list(&registry())["tools"].clone();
+    callable
+        .as_array_mut()
+        .unwrap()
+        .retain(|t| t["name"] != "delete_document");
+    assert_eq!(response["result"]["tools"], callable);
+    assert!(
+        response["result"].get("ttlMs").is_none(),
+        "no 2026-07-28 hints"
+    );
+    client.close().await;
+
+    // Not hiding: the export unchanged.
+    let server = builder(&DocumentStore::seeded())
+        .hide_unauthorized(false)
+        .build();
+    let (mut client, _) = Client::connect(server).await;
     let response = client.request("tools/list", json!({})).await;
     assert_eq!(
         response["result"]["tools"],

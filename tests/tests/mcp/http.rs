@@ -716,7 +716,8 @@ async fn sessions_at_scale(n: usize) {
         .await;
     assert_eq!(listed.status, 200, "{listed:?}");
     let tools = listed.message()["result"]["tools"].as_array().cloned();
-    assert_eq!(tools.map(|t| t.len()), Some(5), "{listed:?}");
+    // The five tools but `delete_document`, which this user lacks the capability for.
+    assert_eq!(tools.map(|t| t.len()), Some(4), "{listed:?}");
     stop.shutdown();
 }
 
@@ -775,4 +776,71 @@ async fn a_mounted_service_keeps_the_total_session_cap() {
     let again = service.handle(request("POST", None, INITIALIZE)).await;
     assert_eq!(again.status(), 200);
     shutdown.shutdown();
+}
+
+#[tokio::test]
+async fn a_list_change_over_http_never_holds_up_the_call_that_revealed_it() {
+    // The provider grants deletion from the second request on: the session's list changes
+    // between its tools/list and its next call.
+    let store = DocumentStore::seeded();
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&asked);
+    let server = McpServer::new(registry(), move |_req: &McpRequest<'_>| {
+        let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let builder = tool_contract_examples::mcp::local_user(&store);
+        let builder = if n == 0 {
+            builder
+        } else {
+            builder.capability("documents:delete")
+        };
+        Ok::<ToolContext, ToolError>(builder.build())
+    });
+    let http = server.bind_http(loopback()).await.unwrap();
+    let addr = http.local_addr().unwrap();
+    let stop = http.shutdown_handle();
+    tokio::spawn(http.run());
+
+    let mut conn = Conn::open(addr).await;
+    let session = initialize(&mut conn, addr).await;
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let ack = conn
+        .send(&request(addr, "POST", Some(&session), initialized))
+        .await;
+    assert_eq!(ack.status, 202, "{ack:?}");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let listed = conn
+        .send(&request(addr, "POST", Some(&session), list))
+        .await;
+    let before = listed.message()["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(before, 4, "{listed:?}");
+    // The call that reveals the change is answered (the notification goes to the session's
+    // own stream, if the client opened one), and the next list shows the new tool.
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"refund"}}}"#;
+    let answered = tokio::time::timeout(
+        WAIT,
+        conn.send(&request(addr, "POST", Some(&session), call)),
+    )
+    .await
+    .expect("the call is answered");
+    assert_eq!(
+        answered.message()["result"]["isError"],
+        false,
+        "{answered:?}"
+    );
+    let list = r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#;
+    let listed = conn
+        .send(&request(addr, "POST", Some(&session), list))
+        .await;
+    assert_eq!(
+        listed.message()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5,
+        "{listed:?}"
+    );
+    stop.shutdown();
 }

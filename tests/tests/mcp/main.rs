@@ -2,8 +2,12 @@
 //! on loopback (tests of real third-party clients are in `examples/tests/mcp_interop.rs`).
 
 mod export;
+mod exposure;
 mod handler;
 mod http;
+mod repairs;
+mod revisions;
+mod stateless;
 
 use tool_contract::{Registry, ToolContext};
 use tool_contract_examples::mcp::{document_registry, local_user_context};

@@ -181,6 +181,48 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     }
 
     let args_ty_spanned = quote_spanned!(args_ty.span()=> #args_ty);
+    // A model view: the view's schema for the contract, and delivery that checks both the
+    // full output and the view. Spanned at the path, so a function of the wrong shape is
+    // reported where it is named.
+    let (view_spec, view_items, view_deliver) = match (&attr.model_view, checks) {
+        (Some(view), true) => {
+            let span = view.span();
+            (
+                quote!(::core::option::Option::Some(__tc_view_schema)),
+                // The user's function is named once, here: a wrong shape is one error, not
+                // one per use.
+                quote_spanned! {span=>
+                    fn __tc_view(
+                        __tc_output: &<#ret as #krate::__private::ToolReturn>::Output,
+                    ) -> impl #krate::__private::ModelViewOutput + use<> {
+                        #view(__tc_output)
+                    }
+
+                    fn __tc_view_schema(
+                        __tc_tool: &str,
+                        __tc_version: &str,
+                    ) -> #krate::__private::serde_json::Value {
+                        #krate::__private::view_schema::<<#ret as #krate::__private::ToolReturn>::Output, _>(
+                            __tc_view, __tc_tool, __tc_version,
+                        )
+                    }
+                },
+                quote_spanned! {span=>
+                    fn deliver_output(
+                        __tc_output: &Self::Output,
+                        __tc_contract: &#krate::__private::OutputContract,
+                    ) -> ::core::result::Result<#krate::__private::CheckedOutput, #krate::ToolError> {
+                        #krate::__private::deliver_view::<Self::Output, _>(__tc_contract, __tc_output, __tc_view)
+                    }
+                },
+            )
+        }
+        _ => (
+            quote!(::core::option::Option::None),
+            TokenStream::new(),
+            TokenStream::new(),
+        ),
+    };
     // After an error, a return type that is not a `Result` would only add trait errors.
     let ret_ok = checks || check::returns_result(ret);
     let output_ty = if ret_ok {
@@ -220,6 +262,8 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 #(#assertions)*
             }
 
+            #view_items
+
             const __TC_SPEC: #krate::__private::ToolSpec = #krate::__private::ToolSpec {
                 name: #name,
                 version: #version,
@@ -237,6 +281,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 max_output_bytes: #max_output_bytes,
                 open_output: #open_output,
                 depends_on: &[#(#depends_on),*],
+                model_view: #view_spec,
                 crate_name: ::core::env!("CARGO_PKG_NAME"),
                 crate_version: ::core::env!("CARGO_PKG_VERSION"),
                 git_revision: ::core::option_env!("TOOL_CONTRACT_GIT_REVISION"),
@@ -272,6 +317,8 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 > + ::core::marker::Send + '__tc_a {
                     async move { #body }
                 }
+
+                #view_deliver
             }
         };
     }

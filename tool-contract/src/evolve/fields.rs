@@ -53,6 +53,10 @@ pub(super) fn compare(old: &Value, new: &Value, rules: &Rules, out: &mut Vec<Cha
                 }
             }
             "input_schema" | "output_schema" => cx.schema(key, a, b, out),
+            "model_view_schema" => match (a, b) {
+                (Some(_), Some(_)) => cx.schema(key, a, b, out),
+                _ => super::output::model_view(a, b, out),
+            },
             "effect" => cx.effect(a, b, out),
             "approval" => cx.approval(a, b, out),
             "authorization" => cx.authorization(a, b, out),
@@ -666,7 +670,7 @@ pub(super) fn same_field(key: &str, a: Option<&Value>, b: Option<&Value>) -> boo
         let default = Value::from(crate::contract::DEFAULT_MAX_OUTPUT_BYTES);
         return same_opt(a.or(Some(&default)), b.or(Some(&default)));
     }
-    if key != "input_schema" && key != "output_schema" {
+    if !matches!(key, "input_schema" | "output_schema" | "model_view_schema") {
         return same_opt(a, b);
     }
     let strip = |v: Option<&Value>| {

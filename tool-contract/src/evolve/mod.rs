@@ -264,6 +264,11 @@ change_kinds! {
     OutputOpened = "output_opened",
     /// The output schema was closed: undeclared output properties are refused.
     OutputClosed = "output_closed",
+    /// A model view was declared: the model now sees a view of the output, not all of it.
+    ModelViewAdded = "model_view_added",
+    /// The model view was removed: the model now sees the whole output, including what the
+    /// view withheld.
+    ModelViewRemoved = "model_view_removed",
     /// A named dependency version (`depends_on`) was added.
     DependencyAdded = "dependency_added",
     /// A named dependency version was removed.

@@ -45,6 +45,27 @@ pub(super) fn output_cap(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Cha
     ));
 }
 
+/// A model view declared or removed (a changed view is compared as an output schema):
+/// declaring one is major, since the model loses what the view leaves out; removing one is a
+/// security change, since the model now reads what the view withheld (personal data, internal
+/// ids).
+pub(super) fn model_view(a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Change>) {
+    let (kind, class, what) = match (a, b) {
+        (None, Some(_)) => (
+            ChangeKind::ModelViewAdded,
+            ChangeClass::Major,
+            "a model view was declared: the model now sees a view of the output, and prompts that read the fields it leaves out lose them",
+        ),
+        (Some(_), None) => (
+            ChangeKind::ModelViewRemoved,
+            ChangeClass::Security,
+            "the model view was removed: the model now reads the whole output, including what the view withheld",
+        ),
+        _ => return,
+    };
+    out.push(Change::new("/model_view_schema", kind, class, what));
+}
+
 /// `open_output`: opening is major, since drift in the output is no longer caught and consumers
 /// may receive properties nobody declared; closing is minor, since every output it lets through
 /// is one consumers already expected, while outputs that passed may now be withheld.

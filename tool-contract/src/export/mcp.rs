@@ -97,7 +97,9 @@ pub fn tool_entry(contract: &ToolContract) -> Value {
 /// The `tools/list` result for a registry: `{"tools": [...]}`, one entry per tool name.
 ///
 /// MCP names a tool once, so each name is listed at its newest version: the one a call runs
-/// unless the trusted context pins another.
+/// unless the trusted context pins another. The MCP server lists per caller instead
+/// (`McpServer::tools_for` with the `mcp` feature): the pinned version, and only what the
+/// caller's capabilities allow.
 pub fn tools_list(registry: &impl ContractSource) -> Value {
     let mut tools = Vec::new();
     let mut last: Option<&str> = None;
@@ -143,7 +145,8 @@ pub fn annotations(effect: Effect, idempotency: &IdempotencySource) -> Value {
 /// The advertised `outputSchema`: the union of the success envelope (with the tool's output
 /// schema as `data`) and the error envelope. See the [module docs](self) for why.
 pub fn output_schema(contract: &ToolContract) -> Value {
-    let mut data = contract.output_schema.clone();
+    // What an observation carries: the model view's schema when the tool declares one.
+    let mut data = contract.model_output_schema().clone();
     let mut id = None;
     if let Value::Object(map) = &mut data {
         // Nested, it is no document root: `$schema` is the envelope's, and its `$id` would make

@@ -20,7 +20,8 @@ pub(crate) struct BadReference {
 pub(crate) fn check(contracts: &[&ToolContract]) -> Result<(), BadReference> {
     for c in contracts {
         for pointer in &c.flow.confidential {
-            if !pointer.is_empty() && resolve(&c.output_schema, &segments(pointer)).is_none() {
+            if !pointer.is_empty() && resolve(c.model_output_schema(), &segments(pointer)).is_none()
+            {
                 return Err(BadReference {
                     tool: c.name.clone(),
                     field: "(confidential)".into(),
@@ -49,7 +50,8 @@ pub(crate) fn check(contracts: &[&ToolContract]) -> Result<(), BadReference> {
                     return Err(bad(&format!("no tool `{tool}` is registered")));
                 }
                 for source in sources {
-                    let Some(leaf) = resolve(&source.output_schema, &segments(&pointer)) else {
+                    let Some(leaf) = resolve(source.model_output_schema(), &segments(&pointer))
+                    else {
                         return Err(bad(&format!(
                             "`{pointer}` does not exist in the output schema of `{tool}` {}",
                             source.version

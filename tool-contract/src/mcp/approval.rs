@@ -50,16 +50,9 @@ pub(super) async fn resolve(
     rmcp: &RequestContext<RoleServer>,
     ctx: &ToolContext,
 ) -> Observation {
-    // A keyed call whose result is recorded runs nothing: replay it, ask nobody.
-    let request = match inner.registry.replay_instead(request).await {
-        Ok(replayed) => return replayed,
-        Err(request) => request,
-    };
-    // An operator may already have decided this exact call (same digest, same tenant) out
-    // of band: the model's retry gets the one approved execution, or the denial.
-    let (request, existing) = match inner.registry.settle(request).await {
-        Settled::Done(observation) => return observation,
-        Settled::Waiting(request, existing) => (request, existing),
+    let (request, existing) = match settle(inner, request).await {
+        Ok(waiting) => waiting,
+        Err(observation) => return observation,
     };
     let can_ask = inner.elicitation
         && rmcp
@@ -161,10 +154,30 @@ pub(super) async fn resolve(
     }
 }
 
+/// What a call needing approval meets before anyone is asked: `Err` with the observation
+/// when it is settled already, else the request and the same call's record waiting out of
+/// band, if any.
+pub(super) async fn settle(
+    inner: &Inner,
+    request: ApprovalRequest,
+) -> Result<(ApprovalRequest, Option<Box<PendingApproval>>), Observation> {
+    // A keyed call whose result is recorded runs nothing: replay it, ask nobody.
+    let request = match inner.registry.replay_instead(request).await {
+        Ok(replayed) => return Err(replayed),
+        Err(request) => request,
+    };
+    // An operator may already have decided this exact call (same digest, same tenant) out
+    // of band: the model's retry gets the one approved execution, or the denial.
+    match inner.registry.settle(request).await {
+        Settled::Done(observation) => Err(observation),
+        Settled::Waiting(request, existing) => Ok((request, existing)),
+    }
+}
+
 /// `APPROVAL_REQUIRED`, with why the client was not (successfully) asked and how to approve:
 /// the request waits in the registry's pending store (`existing`, or a new record) under the
 /// `approval_id` the envelope names, for an operator to decide by id.
-async fn out_of_band(
+pub(super) async fn out_of_band(
     inner: &Inner,
     request: ApprovalRequest,
     existing: Option<Box<PendingApproval>>,
@@ -204,7 +217,7 @@ fn approver(ctx: &ToolContext) -> String {
 ///
 /// Every top-level argument is shown, each value shortened on its own and in key order (not
 /// the model's order), so a long field cannot push another one out of view.
-fn question(request: &ApprovalRequest) -> Option<String> {
+pub(super) fn question(request: &ApprovalRequest) -> Option<String> {
     let s = request.subject();
     let mut arguments = String::new();
     match &s.arguments {
@@ -272,7 +285,7 @@ fn question(request: &ApprovalRequest) -> Option<String> {
     Some(crate::envelope::escape_invisible(&question).into_owned())
 }
 
-fn form() -> Result<ElicitationSchema, &'static str> {
+pub(super) fn form() -> Result<ElicitationSchema, &'static str> {
     ElicitationSchema::builder()
         .required_bool_with("approve", |b| {
             b.title("Approve").description("Run this exact call once.")

@@ -2,49 +2,74 @@
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 
-use super::{approval, Inner, McpRequest, TextContent};
+use super::input_request::{self, Outcome, APPROVAL_INPUT};
+use super::{approval, is_2026_07_28, Inner, McpRequest, McpServer, TextContent, Transport};
 use crate::context::ToolContext;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
-use crate::flow::Session;
 use crate::prepare::Prepared;
+use crate::repair::{RepairLoop, RepairStep};
+
+/// The host's context for `request`. Host code: a panic must not take the request down with
+/// no answer (rmcp would never respond); it becomes an INTERNAL error, its message kept out.
+pub(super) fn provide(inner: &Inner, request: &McpRequest<'_>) -> Result<ToolContext, ToolError> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| inner.context.context(request))).unwrap_or_else(
+        |_| {
+            Err(ToolError::internal(
+                "CONTEXT_PROVIDER_PANICKED",
+                "the server failed unexpectedly while identifying the caller",
+            ))
+        },
+    )
+}
 
 pub(super) async fn call_tool(
-    inner: &Inner,
-    session: Option<&Session>,
+    server: &McpServer,
     request: CallToolRequestParams,
     rmcp: RequestContext<RoleServer>,
-) -> Result<CallToolResult, ErrorData> {
+) -> Result<CallToolResponse, ErrorData> {
+    let inner = &*server.inner;
     let name = request.name.as_ref();
     let request_view = McpRequest {
+        method: "tools/call",
         tool: name,
         rmcp: &rmcp,
     };
-    // Host code: a panic must not take the request down with no answer (rmcp would never
-    // respond); it becomes an INTERNAL envelope, its message kept out of it.
-    let provided =
-        std::panic::catch_unwind(AssertUnwindSafe(|| inner.context.context(&request_view)))
-            .unwrap_or_else(|_| {
-                Err(ToolError::internal(
-                    "CONTEXT_PROVIDER_PANICKED",
-                    "the server failed unexpectedly while identifying the caller",
-                ))
-            });
-    let ctx = match provided {
-        Ok(ctx) => match session {
-            Some(session) => ctx.with_served_session(session),
-            None => ctx,
-        },
+    let revision = rmcp.protocol_version();
+    let new_revision = is_2026_07_28(revision.as_ref());
+    let mut repairs = Arc::clone(&server.repairs);
+    let ctx = match provide(inner, &request_view) {
+        Ok(ctx) => {
+            if !new_revision {
+                announce_list_change(server, &ctx, &rmcp).await;
+            }
+            // A 2026-07-28 request over HTTP stands alone (rmcp serves it on a fresh handler):
+            // its caller's record, not the handler's, is what spans the calls.
+            let sessionless = new_revision && request_view.transport() == Transport::Http;
+            if sessionless {
+                repairs = inner.callers.repairs(&ctx, inner.max_repairs);
+            }
+            let served = if sessionless {
+                inner.flow.map(|limits| inner.callers.record(&ctx, limits))
+            } else {
+                server.session.clone()
+            };
+            match &served {
+                Some(session) => ctx.with_served_session(session),
+                None => ctx,
+            }
+        }
         // An unknown tool stays a protocol error whoever asks: the registry answers it below,
         // with an empty context (so its list of usable tools names only uncapped ones).
-        Err(_) if !inner.tools.iter().any(|t| t.name == name) => ToolContext::default(),
-        Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp))),
+        Err(_) if !inner.exposure.knows(name) => ToolContext::default(),
+        Err(err) => return Ok(result(inner, &refused(inner, name, err, &rmcp)).into()),
     };
     // Through the raw-text entry point so MCP calls get the registry's proposal limits (size,
     // depth, value count, number policy) like every other proposal.
@@ -52,6 +77,21 @@ pub(super) async fn call_tool(
     let raw = json!({ "name": name, "arguments": arguments }).to_string();
     let observation = match inner.registry.prepare_raw(&raw, &ctx) {
         Ok(Prepared::Ready(call)) => inner.registry.execute(call).await,
+        // 2026-07-28 has no server-to-client requests: the question rides in the result.
+        Ok(Prepared::NeedsApproval(pending)) if new_revision => {
+            let answer = request.request_state.as_deref().map(|handle| {
+                let response = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get(APPROVAL_INPUT));
+                (handle, response)
+            });
+            let client = rmcp.client_capabilities();
+            match input_request::resolve(inner, pending, answer, client.as_ref(), &ctx).await {
+                Outcome::Done(observation) => observation,
+                Outcome::Ask(question) => return Ok(question.into()),
+            }
+        }
         Ok(Prepared::NeedsApproval(pending)) => {
             approval::resolve(inner, pending, &rmcp, &ctx).await
         }
@@ -64,7 +104,55 @@ pub(super) async fn call_tool(
         }
         Err(rejection) => rejection.into_observation(),
     };
-    Ok(result(inner, &observation))
+    let observation = bound_repairs(&repairs, name, observation);
+    Ok(result(inner, &observation).into())
+}
+
+/// Counts a repairable failure against the session's bound for this tool: the model is told
+/// which repair this is, and past the bound gets the terminal `TOOL_ARGUMENT_INVALID` (a
+/// model that keeps sending arguments the schema or the handler refuses must not loop).
+fn bound_repairs(repairs: &Mutex<RepairLoop>, tool: &str, observation: Observation) -> Observation {
+    let step = repairs
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .on_observation(tool, &observation);
+    match step {
+        None => observation,
+        Some(RepairStep::Stop(end)) => *end,
+        Some(RepairStep::Repair(feedback)) => {
+            let mut observation = observation;
+            observation.error = observation.error.map(|err| {
+                err.with_detail("repair_attempt", feedback.repair_attempt)
+                    .with_detail("max_repair_attempts", feedback.max_repair_attempts)
+            });
+            observation
+        }
+    }
+}
+
+/// Sends `notifications/tools/list_changed` once when the list this session would now see
+/// differs from the one it was last given (the host's provider returned other capabilities or
+/// pins). Only after a `tools/list`: a session that never listed has nothing stale.
+async fn announce_list_change(
+    server: &McpServer,
+    ctx: &ToolContext,
+    rmcp: &RequestContext<RoleServer>,
+) {
+    let key = server.inner.exposure.key(ctx);
+    {
+        let mut listed = server
+            .listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let stale = listed.shown.as_ref().is_some_and(|shown| *shown != key);
+        if !stale || listed.announced.as_ref() == Some(&key) {
+            return;
+        }
+        listed.announced = Some(key);
+    }
+    if let Err(err) = rmcp.peer.notify_tool_list_changed().await {
+        tracing::debug!(error = %err, "notifications/tools/list_changed not sent");
+    }
 }
 
 /// The MCP result for an envelope: `structuredContent` is the envelope, `isError` is `!ok`,
@@ -91,7 +179,14 @@ fn refused(
     err: ToolError,
     rmcp: &RequestContext<RoleServer>,
 ) -> Observation {
-    tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider");
+    match err.operator_report() {
+        Some(operator) => {
+            tracing::warn!(tool = %truncate(name), code = err.code(), %operator, "MCP call refused by the context provider")
+        }
+        None => {
+            tracing::info!(tool = %truncate(name), code = err.code(), "MCP call refused by the context provider")
+        }
+    }
     let contract = inner
         .registry
         .contracts()

@@ -5,9 +5,16 @@
 //! so this module only maps MCP requests onto the pipeline. [`McpServer`] implements rmcp's
 //! `ServerHandler` by hand:
 //!
-//! * `tools/list` returns [`export::mcp::tools_list`](crate::export::mcp::tools_list): input
-//!   schemas, the envelope `outputSchema`, annotations from the effect class, version and
-//!   fingerprint in `_meta`.
+//! * `tools/list` returns what the caller can call, from the context your [`ContextProvider`]
+//!   builds for the list request: each tool at the version its calls run (pinned, else the
+//!   newest), so the listed `inputSchema` is the one the call is validated against; tools the
+//!   context lacks a capability for are left out unless
+//!   [`hide_unauthorized(false)`](McpServerBuilder::hide_unauthorized). Each entry is
+//!   [`export::mcp::tool_entry`](crate::export::mcp::tool_entry): input schema, the envelope
+//!   `outputSchema`, annotations from the effect class, version and fingerprint in `_meta`.
+//!   When a later request's context would list something else, the session gets
+//!   `notifications/tools/list_changed` once. [`McpServer::tools_for`] gives the list of a
+//!   context.
 //! * `tools/call` runs the whole pipeline, exactly as [`Registry::handle`] does, with a
 //!   [`ToolContext`] built by **your** [`ContextProvider`] from the MCP request (transport, HTTP
 //!   headers, client identity). The model's arguments never fill it.
@@ -16,7 +23,7 @@
 //! |---|---|
 //! | success | `isError: false`, `structuredContent` = the success envelope |
 //! | any tool error (bad arguments, capability missing, timeout, ...) | `isError: true`, `structuredContent` = the error envelope |
-//! | needs approval, client declared form `elicitation` | the client's user is asked: approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
+//! | needs approval, client declared form `elicitation` | the client's user is asked (by an `elicitation/create` request, or under 2026-07-28 by an input request in the result): approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
 //! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `approval_id`, `not_asked_because` and `how_to_approve` in `safe_details`; the request waits in the registry's pending store for an operator to decide by id |
 //! | the same call again, after an operator decided it | the result of the one approved execution, or `APPROVAL_DENIED` |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
@@ -29,7 +36,10 @@
 //! user's words attaches its own record through the [`ContextProvider`]
 //! ([`ToolContextBuilder::session`](crate::ToolContextBuilder::session)), which is then used
 //! instead. Records are bounded by [`SessionLimits`] and dropped with the session;
-//! [`McpServerBuilder::flow_sessions`] sets the limits or turns records off.
+//! [`McpServerBuilder::flow_sessions`] sets the limits or turns records off. A 2026-07-28
+//! request over HTTP belongs to no session (each stands alone): such requests share one record
+//! per caller (principal and tenant), so a value copied between two of them is still traced;
+//! at most [`DEFAULT_MAX_SESSIONS`] callers keep one, the oldest dropped first.
 //! An approval question asked by elicitation shows, for each argument traced to a tool result,
 //! the tool, call and pointer it came from, and the flow rule it breaks.
 //!
@@ -61,8 +71,18 @@
 //! the re-encoded arguments, not the message rmcp has already read; over HTTP that message is
 //! bounded by [`HttpConfig::max_body_bytes`].
 //!
-//! **Protocol versions.** The server negotiates revisions up to 2025-11-25. The 2026-07-28
-//! revision forbids server-to-client requests, which approval by elicitation relies on.
+//! **Protocol versions.** The server serves 2024-11-05 to 2025-11-25, negotiated by
+//! `initialize`, and 2026-07-28, which has no handshake: the client probes `server/discover`
+//! and names the revision in each request's `_meta`; rmcp does the negotiation per client.
+//! 2026-07-28 forbids server-to-client requests, so there the approval question goes through
+//! the *input request* mechanism instead of elicitation (see the `input_request` module: the
+//! question rides in the call's `input_required` result and the answer comes back with the
+//! client's retry, bound to the call by a one-use handle), and `tools/list` carries the cache
+//! hints `cacheScope: "private"` (the list depends on who asks) and `ttlMs`
+//! ([`McpServerBuilder::tools_list_ttl`], zero by default). A 2026-07-28 client is not sent
+//! `notifications/tools/list_changed` (that revision delivers it only on a
+//! `subscriptions/listen` stream, which this server does not open); it re-lists when the hints
+//! say so.
 //!
 //! ```no_run
 //! use tool_contract::mcp::{McpRequest, McpServer};
@@ -82,15 +102,18 @@
 
 mod approval;
 mod call;
+mod callers;
+mod exposure;
 mod http;
+mod input_request;
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CacheScope, CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -101,6 +124,7 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::flow::{Session, SessionLimits};
 use crate::registry::Registry;
+use crate::repair::RepairLoop;
 
 /// The flow record each MCP session gets unless
 /// [`McpServerBuilder::flow_sessions`] says otherwise: 256 observations, 1 MiB of observed
@@ -119,14 +143,18 @@ pub use self::http::{
     DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_SESSION_IDLE_TIMEOUT,
 };
 
-/// Builds the trusted [`ToolContext`] of one MCP `tools/call` (and decides who may call at all).
+/// Builds the trusted [`ToolContext`] of one MCP `tools/call` or `tools/list` (and decides who
+/// may call at all).
 ///
 /// It sees the MCP request (transport, HTTP headers, client identity, request `_meta`), never
 /// the model's arguments. Return an error to refuse the call; it reaches the client as an
-/// `isError: true` envelope, e.g. `UNAUTHORIZED` when a bearer token is missing.
+/// `isError: true` envelope, e.g. `UNAUTHORIZED` when a bearer token is missing. For
+/// `tools/list` ([`McpRequest::method`]) the context decides what is listed (see
+/// [`McpServerBuilder::hide_unauthorized`]); a refused list shows what an empty context may
+/// call.
 ///
 /// Closures `Fn(&McpRequest<'_>) -> Result<ToolContext, ToolError>` implement it. It runs once
-/// per `tools/call` (not for `tools/list`), synchronously and on the request's task: keep it
+/// per `tools/call` and per `tools/list`, synchronously and on the request's task: keep it
 /// cheap, and do slow work such as token introspection in a tower layer in front of
 /// [`McpServer::http_service`], which can leave its result in the request extensions
 /// ([`McpRequest::http_parts`]).
@@ -169,16 +197,29 @@ pub enum Transport {
     Http,
 }
 
-/// What a [`ContextProvider`] may look at: the MCP side of one `tools/call`.
+/// What a [`ContextProvider`] may look at: the MCP side of one `tools/call` or `tools/list`.
 pub struct McpRequest<'a> {
+    method: &'static str,
     tool: &'a str,
     rmcp: &'a RequestContext<RoleServer>,
 }
 
 impl<'a> McpRequest<'a> {
-    /// The tool name the client asked for (not yet checked against the registry).
+    /// The MCP method: `tools/call` or `tools/list`.
+    pub fn method(&self) -> &str {
+        self.method
+    }
+
+    /// The tool name the client asked for (not yet checked against the registry); empty for
+    /// `tools/list`.
     pub fn tool(&self) -> &str {
         self.tool
+    }
+
+    /// The protocol revision of this request: the one negotiated by `initialize`, or the one
+    /// a 2026-07-28 request names in its own `_meta`.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.rmcp.protocol_version()
     }
 
     /// The transport the request came over.
@@ -217,6 +258,7 @@ impl<'a> McpRequest<'a> {
 impl fmt::Debug for McpRequest<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpRequest")
+            .field("method", &self.method)
             .field("tool", &self.tool)
             .field("transport", &self.transport())
             .finish_non_exhaustive()
@@ -243,6 +285,17 @@ pub struct McpServer {
     inner: Arc<Inner>,
     /// This MCP session's flow record; each session gets a fresh one (see [`Self::for_session`]).
     session: Option<Session>,
+    /// The view this session was last listed, to tell it when that changes.
+    listed: Arc<Mutex<Listed>>,
+    /// This session's repairs per tool: the repair bound holds across the session's calls.
+    repairs: Arc<Mutex<RepairLoop>>,
+}
+
+/// What a session was shown by `tools/list`, and which change it was already told of.
+#[derive(Default)]
+struct Listed {
+    shown: Option<exposure::ViewKey>,
+    announced: Option<exposure::ViewKey>,
 }
 
 struct Inner {
@@ -254,9 +307,20 @@ struct Inner {
     how_to_approve: Cow<'static, str>,
     elicitation: bool,
     approval_timeout: Duration,
-    tools: Vec<Tool>,
+    /// Whether `tools/list` leaves out tools the caller lacks a capability for.
+    hide_unauthorized: bool,
+    /// The `ttlMs` cache hint of a 2026-07-28 `tools/list`.
+    list_ttl: Duration,
+    /// Every version's `tools/list` entry and the lists per view; built by `build`.
+    exposure: exposure::Exposure,
+    /// Approval questions asked by input request (2026-07-28), awaiting the retry.
+    questions: input_request::PendingQuestions,
+    /// Flow records of callers whose requests belong to no session (2026-07-28 over HTTP).
+    callers: callers::CallerRecords,
     /// The bounds of each MCP session's flow record; `None` keeps no record.
     flow: Option<SessionLimits>,
+    /// Repairs a session (or a sessionless caller) may make per tool.
+    max_repairs: u32,
 }
 
 impl fmt::Debug for McpServer {
@@ -309,8 +373,13 @@ impl McpServer {
                 how_to_approve: Cow::Borrowed(DEFAULT_HOW_TO_APPROVE),
                 elicitation: true,
                 approval_timeout: approval::DEFAULT_APPROVAL_TIMEOUT,
-                tools: Vec::new(),
+                hide_unauthorized: true,
+                list_ttl: Duration::ZERO,
+                exposure: exposure::Exposure::default(),
+                questions: input_request::PendingQuestions::default(),
+                callers: callers::CallerRecords::default(),
                 flow: Some(DEFAULT_FLOW_LIMITS),
+                max_repairs: RepairLoop::DEFAULT_MAX_REPAIRS,
             },
         }
     }
@@ -325,7 +394,37 @@ impl McpServer {
         McpServer {
             inner: Arc::clone(&self.inner),
             session: self.inner.flow.map(Session::with_limits),
+            listed: Arc::default(),
+            repairs: Arc::new(Mutex::new(RepairLoop::new(self.inner.max_repairs))),
         }
+    }
+
+    /// The tools a caller with context `ctx` is shown by `tools/list`: each at the version its
+    /// calls run (the pinned one, else the newest), so the listed `inputSchema` is the schema
+    /// its arguments are validated against; without the tools whose pin names no registered
+    /// version and, unless [`hide_unauthorized(false)`](McpServerBuilder::hide_unauthorized),
+    /// those the context lacks a capability for.
+    ///
+    /// ```
+    /// # use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError};
+    /// # use tool_contract::mcp::{McpRequest, McpServer};
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema, ToolArgs)]
+    /// # #[serde(deny_unknown_fields)]
+    /// # struct ReadAuditLogArgs {}
+    /// /// Reads the audit log. Use it when an administrator asks who changed what.
+    /// #[tool(version = "1.0.0", effect = "pure_read", timeout_ms = 100,
+    ///        capabilities("audit:read"))]
+    /// async fn read_audit_log(_args: ReadAuditLogArgs) -> Result<bool, ToolError> { Ok(true) }
+    ///
+    /// let registry = Registry::builder().tool(ReadAuditLog).build().unwrap();
+    /// let server = McpServer::new(registry, |_: &McpRequest<'_>| Ok(ToolContext::default()));
+    /// assert!(server.tools_for(&ToolContext::default()).is_empty());
+    /// let admin = ToolContext::builder().capability("audit:read").build();
+    /// assert_eq!(server.tools_for(&admin)[0].name, "read_audit_log");
+    /// ```
+    pub fn tools_for(&self, ctx: &ToolContext) -> Vec<Tool> {
+        let key = self.inner.exposure.key(ctx);
+        self.inner.exposure.tools(&key).to_vec()
     }
 
     /// Serves one MCP session over stdin/stdout until the client closes it.
@@ -404,7 +503,8 @@ impl McpServerBuilder {
     }
 
     /// Whether to ask for approval through MCP elicitation when the client declared it (on by
-    /// default). Off, every approval goes out of band.
+    /// default): an `elicitation/create` request, or under 2026-07-28 an input request in the
+    /// call's result. Off, every approval goes out of band.
     #[must_use]
     pub fn elicitation(mut self, on: bool) -> Self {
         self.inner.elicitation = on;
@@ -412,10 +512,31 @@ impl McpServerBuilder {
     }
 
     /// How long to wait for the user's answer to an approval request (5 minutes by default,
-    /// and never past the call's deadline); without an answer the call stays unapproved.
+    /// and never past the call's deadline); without an answer the call stays unapproved. Under
+    /// 2026-07-28 it is how long a question stays open for the client's retry.
     #[must_use]
     pub fn approval_timeout(mut self, timeout: Duration) -> Self {
         self.inner.approval_timeout = timeout;
+        self
+    }
+
+    /// Whether `tools/list` leaves out the tools the caller's context lacks a capability for
+    /// (on by default). A call to a hidden tool is answered as before, with the `UNAUTHORIZED`
+    /// envelope: hiding only keeps the model from being offered what it cannot use.
+    #[must_use]
+    pub fn hide_unauthorized(mut self, hide: bool) -> Self {
+        self.inner.hide_unauthorized = hide;
+        self
+    }
+
+    /// The `ttlMs` cache hint of `tools/list` under protocol 2026-07-28 (zero by default:
+    /// re-list every time). The list depends on the caller's context, so it is always marked
+    /// `cacheScope: "private"`; a host whose capabilities and pins hold for a while can let
+    /// clients keep it that long. Clients of older revisions are told of changes by
+    /// `notifications/tools/list_changed` instead.
+    #[must_use]
+    pub fn tools_list_ttl(mut self, ttl: Duration) -> Self {
+        self.inner.list_ttl = ttl;
         self
     }
 
@@ -428,38 +549,30 @@ impl McpServerBuilder {
         self
     }
 
-    /// The server; its `tools/list` is computed here, once: the registry is immutable.
+    /// How many times a session may repair a tool's arguments (default
+    /// [`RepairLoop::DEFAULT_MAX_REPAIRS`]): past it, the next repairable failure of that
+    /// tool in the session is the terminal `TOOL_ARGUMENT_INVALID`. Schema, semantic-rule and
+    /// handler-reported issues ([`ToolError::invalid_argument`]) all count; a success resets
+    /// the tool's count.
+    #[must_use]
+    pub fn max_repairs(mut self, n: u32) -> Self {
+        self.inner.max_repairs = n;
+        self
+    }
+
+    /// The server; every version's `tools/list` entry is built here, once: the registry is
+    /// immutable.
     pub fn build(mut self) -> McpServer {
-        self.inner.tools = tools(&self.inner.registry);
+        self.inner.exposure =
+            exposure::Exposure::new(&self.inner.registry, self.inner.hide_unauthorized);
         let server = McpServer {
             inner: Arc::new(self.inner),
             session: None,
+            listed: Arc::default(),
+            repairs: Arc::default(),
         };
         server.for_session()
     }
-}
-
-/// The `tools/list` entries as rmcp's types.
-fn tools(registry: &Registry) -> Vec<Tool> {
-    let list = crate::export::mcp::tools_list(registry);
-    let entries = match list {
-        serde_json::Value::Object(mut map) => map.remove("tools"),
-        _ => None,
-    };
-    let Some(serde_json::Value::Array(entries)) = entries else {
-        return Vec::new();
-    };
-    entries
-        .into_iter()
-        .filter_map(|entry| match serde_json::from_value::<Tool>(entry) {
-            Ok(tool) => Some(tool),
-            Err(err) => {
-                // Cannot happen for entries `tool_entry` builds; never hide it silently.
-                tracing::error!(error = %err, "tool entry does not fit MCP's Tool type; not listed");
-                None
-            }
-        })
-        .collect()
 }
 
 /// Serving failed before or while the session ran (handshake refused, transport broken).
@@ -475,13 +588,25 @@ impl fmt::Display for ServeError {
 impl std::error::Error for ServeError {}
 
 /// The newest protocol revision served; see the module docs.
-const MAX_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+const MAX_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+/// The newest revision an `initialize` handshake can agree on (2026-07-28 has none).
+const MAX_HANDSHAKE_PROTOCOL: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
+
+/// Whether `version` is 2026-07-28 or later: no server-to-client requests, per-request
+/// lifecycle, cache hints on lists.
+fn is_2026_07_28(version: Option<&ProtocolVersion>) -> bool {
+    version.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut config = ServerConfig::new(capabilities)
             .with_server_info(self.inner.info.clone())
-            .with_protocol_version(MAX_PROTOCOL);
+            .with_protocol_version(MAX_HANDSHAKE_PROTOCOL);
         if let Some(text) = &self.inner.instructions {
             config = config.with_instructions(text.clone());
         }
@@ -495,13 +620,39 @@ impl ServerHandler for McpServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+        let request = McpRequest {
+            method: "tools/list",
+            tool: "",
+            rmcp: &context,
+        };
+        // A refused list shows what an empty context may call, as an unknown tool's error does.
+        let ctx = call::provide(&self.inner, &request).unwrap_or_default();
+        let key = self.inner.exposure.key(&ctx);
+        let tools = self.inner.exposure.tools(&key).to_vec();
+        let mut listed = self
+            .listed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        listed.shown = Some(key);
+        listed.announced = None;
+        drop(listed);
+        let mut result = ListToolsResult::with_all_items(tools);
+        if is_2026_07_28(context.protocol_version().as_ref()) {
+            // Older revisions define neither hint, so their clients get none. The list depends
+            // on who asks: private.
+            result = result
+                .with_ttl_ms(u64::try_from(self.inner.list_ttl.as_millis()).unwrap_or(u64::MAX))
+                .with_cache_scope(CacheScope::Private);
+        }
+        Ok(result)
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner.tools.iter().find(|t| t.name == name).cloned()
+        // rmcp asks without a request (to check `Mcp-Param-*` headers against the schema):
+        // the newest version is the only context-free answer.
+        self.inner.exposure.newest(name)
     }
 
     async fn call_tool(
@@ -509,8 +660,6 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        call::call_tool(&self.inner, self.session.as_ref(), request, context)
-            .await
-            .map(CallToolResponse::from)
+        call::call_tool(self, request, context).await
     }
 }
