@@ -314,12 +314,17 @@ async fn an_input_answer_counts_once_and_only_for_the_call_it_was_asked_about() 
     assert_eq!(envelope(&forged)["error"]["code"], "APPROVAL_REQUIRED");
     assert!(store.sent_mail().is_empty());
 
-    // Answered as asked: runs once; the same answer replayed runs nothing more.
+    // Answered as asked: runs once; the same answer replayed runs nothing more (the call's
+    // key already holds its result, which is replayed without asking anyone).
     let handle = ask(&client, email()).await;
     let ran = complete(&client, answered(email(), &handle, true)).await;
     assert_eq!(envelope(&ran)["ok"], true, "{ran:?}");
     let replayed = complete(&client, answered(email(), &handle, true)).await;
-    assert_eq!(envelope(&replayed)["error"]["code"], "APPROVAL_REQUIRED");
+    assert_eq!(
+        envelope(&replayed)["meta"]["idempotency"],
+        "replayed",
+        "{replayed:?}"
+    );
     assert_eq!(store.sent_mail().len(), 1);
     client.cancel().await.unwrap();
 }
