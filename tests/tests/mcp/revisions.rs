@@ -351,3 +351,27 @@ async fn a_2025_client_is_still_asked_by_elicitation() {
     assert_eq!(store.sent_mail().len(), 1);
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn under_2026_07_28_a_call_approved_out_of_band_runs_on_retry() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).build();
+    let registry = server.registry().clone();
+    // rmcp's client, speaking 2026-07-28, without elicitation: the call waits out of band.
+    let client = connect(server, Answering::new(false, None), modern()).await;
+    let waiting = complete(&client, email()).await;
+    let error = &envelope(&waiting)["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{waiting:?}");
+    let id = error["safe_details"]["approval_id"]
+        .as_str()
+        .expect("the envelope names the approval id")
+        .to_owned();
+    registry
+        .approve_pending(Some("acme"), &id, "user:lee", "expected")
+        .await
+        .unwrap();
+    let ran = complete(&client, email()).await;
+    assert_eq!(envelope(&ran)["ok"], true, "{ran:?}");
+    assert_eq!(store.sent_mail().len(), 1);
+    client.cancel().await.unwrap();
+}
