@@ -6,9 +6,11 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use tool_contract::approval::ApprovalDecision;
 use tool_contract::flow::Session;
+use tool_contract::standing::StandingRule;
 use tool_contract::{tool, Registry, ToolArgs, ToolContext, ToolError, Toolset};
-use tool_contract_examples::{DocumentStore, SearchDocuments};
+use tool_contract_examples::{DocumentStore, SearchDocuments, SendEmail};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing_subscriber::layer::{Context, SubscriberExt};
@@ -135,6 +137,44 @@ fn spans_use_the_opentelemetry_genai_names() {
             &traced,
         )
         .await;
+        // The approval decision is on the span: a standing rule's, a pending call's, a
+        // human's denial.
+        let approvals = Registry::builder()
+            .tool(SendEmail)
+            .standing_rule(
+                StandingRule::builder("rule-t", "send_email")
+                    .versions("*")
+                    .constraints(json!({"properties": {"to": {"const": "lee@acme.test"}}}))
+                    .expires_at_ms(u64::MAX)
+                    .max_uses(1)
+                    .granted_by("user:boss")
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+            .unwrap();
+        let mail = ToolContext::builder()
+            .principal("user:kim")
+            .tenant("acme")
+            .capability("mail:send")
+            .state(DocumentStore::new())
+            .build();
+        let email = |id: &str, to: &str| {
+            json!({"id": id, "name": "send_email",
+                   "arguments": {"to": to, "subject": "Hi", "body": "Hello."}})
+            .to_string()
+        };
+        approvals
+            .handle(&email("call_t5", "lee@acme.test"), &mail)
+            .await;
+        approvals
+            .handle(&email("call_t6", "kim@acme.test"), &mail)
+            .await;
+        approvals
+            .handle_with_approver(&email("call_t7", "all@acme.test"), &mail, |_| async {
+                ApprovalDecision::deny("user:lee", "no")
+            })
+            .await;
     });
     let spans = spans.0.lock().unwrap();
     let ok = spans
@@ -167,4 +207,20 @@ fn spans_use_the_opentelemetry_genai_names() {
     let allowed = by_id("call_t4");
     assert_eq!(allowed["tool.flow"], "allowed");
     assert_eq!(allowed["tool.outcome"], "ok");
+    assert!(
+        !allowed.contains_key("tool.approval"),
+        "no approval, no field"
+    );
+    let ruled = by_id("call_t5");
+    assert_eq!(ruled["tool.approval"], "standing_rule");
+    assert_eq!(ruled["tool.approval.id"], "rule-t");
+    assert_eq!(ruled["tool.approval.approver"], "user:boss");
+    assert_eq!(ruled["tool.outcome"], "ok");
+    let pending = by_id("call_t6");
+    assert_eq!(pending["tool.approval"], "pending");
+    assert_eq!(pending["error.type"], "APPROVAL_REQUIRED");
+    let denied = by_id("call_t7");
+    assert_eq!(denied["tool.approval"], "denied");
+    assert_eq!(denied["tool.approval.approver"], "user:lee");
+    assert_eq!(denied["tool.stage"], "approval");
 }

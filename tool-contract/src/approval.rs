@@ -30,6 +30,26 @@
 //! The digest leaves out the call id, so a model that proposes the same call again (with its
 //! keys in another order, say) meets the same digest, and a grant given for the first proposal
 //! releases the second one.
+//!
+//! # Edited approvals
+//!
+//! An approver may change the arguments before saying yes
+//! ([`Registry::approve_edited`](crate::Registry::approve_edited), or
+//! [`ApprovalDecision::ApproveEdited`] for `handle_with_approver`). The edited call is prepared
+//! again, at the same tool version and under the same trusted context, through every check
+//! (schema, semantic rules, capabilities, state gate, deadline, idempotency key, flow control);
+//! it gets its own digest and the grant binds that digest only. It is always held for the
+//! human's grant, even when its arguments would need no approval, and it keeps the model's call
+//! id. An edit that fails a check is refused with that check's error, and nothing is granted;
+//! under another tenant or principal it is `APPROVAL_EDIT_CONTEXT_MISMATCH`.
+//!
+//! # Standing approvals and audit
+//!
+//! A call a [standing rule](crate::standing) matches runs without asking; its use is counted in
+//! the same [`ApprovalStore`] (`APPROVAL_RULE_EXHAUSTED` / `APPROVAL_RULE_EXPIRED` when none is
+//! left). Every decision (pending, approved, approved with edits, denied, standing rule) is
+//! recorded in the call's receipt ([`crate::receipt::ApprovalRecord`]) and on its
+//! `execute_tool` span (`tool.approval`, `tool.approval.id`, `tool.approval.approver`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -45,6 +65,7 @@ use crate::effect::Effect;
 use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
 use crate::random::RandomUnavailable;
+use crate::receipt::{ApprovalOutcome, ApprovalRecord};
 use crate::refuse::refuse;
 use crate::services::Services;
 use crate::stage::{Gate, Stage};
@@ -99,6 +120,15 @@ pub enum ApprovalDecision {
         /// Who approved.
         approver: String,
     },
+    /// Run the call with `arguments` instead of the model's: the edited call goes through
+    /// every check again and the grant binds it (see
+    /// [`Registry::approve_edited`](crate::Registry::approve_edited)).
+    ApproveEdited {
+        /// Who approved.
+        approver: String,
+        /// The arguments the approver chose, in full (not a patch).
+        arguments: Value,
+    },
     /// Do not run it; `reason` reaches the model, so keep it free of secrets.
     Deny {
         /// Who declined.
@@ -113,6 +143,14 @@ impl ApprovalDecision {
     pub fn approve(approver: impl Into<String>) -> Self {
         ApprovalDecision::Approve {
             approver: approver.into(),
+        }
+    }
+
+    /// `approver` said yes to the call with `arguments` instead of the model's.
+    pub fn approve_edited(approver: impl Into<String>, arguments: Value) -> Self {
+        ApprovalDecision::ApproveEdited {
+            approver: approver.into(),
+            arguments,
         }
     }
 
@@ -140,6 +178,15 @@ pub struct ApprovalRequest {
     digest: String,
     // Held, not exposed: only a valid grant releases it.
     pub(crate) call: Box<PreparedCall>,
+    /// For a call an approver edited: what the model proposed.
+    proposed: Option<Box<Proposed>>,
+}
+
+/// The model's call, kept beside an approver's edit of it for the receipt.
+#[derive(Debug)]
+struct Proposed {
+    arguments: Value,
+    digest: String,
 }
 
 impl ApprovalRequest {
@@ -149,7 +196,63 @@ impl ApprovalRequest {
             subject: Box::new(subject),
             digest,
             call: Box::new(call),
+            proposed: None,
         }
+    }
+
+    /// This request, marked as an approver's edit of the model's call with `arguments` and
+    /// `digest`.
+    pub(crate) fn edited_from(mut self, arguments: Value, digest: String) -> Self {
+        self.proposed = Some(Box::new(Proposed { arguments, digest }));
+        self
+    }
+
+    /// The model's own call behind this request: its arguments and digest (an edit of an
+    /// edit still names the model's call).
+    pub(crate) fn model_call(&self) -> (Value, String) {
+        match &self.proposed {
+            Some(p) => (p.arguments.clone(), p.digest.clone()),
+            None => (self.subject.arguments.clone(), self.digest.clone()),
+        }
+    }
+
+    /// For a request an approver edited
+    /// ([`Registry::approve_edited`](crate::Registry::approve_edited)): the arguments the
+    /// model proposed; [`subject`](Self::subject) shows the edited call that will run.
+    pub fn proposed_arguments(&self) -> Option<&Value> {
+        self.proposed.as_ref().map(|p| &p.arguments)
+    }
+
+    /// The receipt's record of `decision` about this request.
+    pub(crate) fn record(&self, decision: ApprovalOutcome) -> ApprovalRecord {
+        let s = &self.subject;
+        let decision = match (decision, &self.proposed) {
+            (ApprovalOutcome::Approved, Some(_)) => ApprovalOutcome::ApprovedEdited,
+            (d, _) => d,
+        };
+        ApprovalRecord {
+            decision,
+            digest: Some(self.digest.clone()),
+            principal: s.principal.clone(),
+            tenant: s.tenant.clone(),
+            approver: None,
+            grant_id: None,
+            rule_id: None,
+            rule_use: None,
+            reason: None,
+            proposed_arguments: self.proposed.as_ref().map(|p| p.arguments.clone()),
+            proposed_digest: self.proposed.as_ref().map(|p| p.digest.clone()),
+            approved_arguments: self.proposed.as_ref().map(|_| s.arguments.clone()),
+            flow_reasons: s.flow_reasons.clone(),
+        }
+    }
+
+    fn pending_error(&self) -> ToolError {
+        ToolError::policy_denied(
+            "APPROVAL_REQUIRED",
+            "a human must approve this call before it runs",
+        )
+        .with_detail("digest", self.digest().to_owned())
     }
 
     /// What the approver is shown.
@@ -168,14 +271,12 @@ impl ApprovalRequest {
     }
 
     /// The observation for a call left waiting for approval: `POLICY_DENIED`,
-    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`.
+    /// `APPROVAL_REQUIRED`, with the digest to approve in `safe_details`. It records no
+    /// receipt; [`Registry::leave_pending`](crate::Registry::leave_pending) returns the same
+    /// observation and records the pending decision.
     pub fn pending_observation(&self) -> Observation {
         let entry = &self.call.entry;
-        let err = ToolError::policy_denied(
-            "APPROVAL_REQUIRED",
-            "a human must approve this call before it runs",
-        )
-        .with_detail("digest", self.digest().to_owned());
+        let err = self.pending_error();
         let meta = Meta::of(
             entry.contract,
             self.call.call_id.clone(),
@@ -379,6 +480,8 @@ pub(crate) fn check_grant(
 /// long a grant lives.
 pub(crate) struct ApprovalConfig {
     pub(crate) store: Arc<dyn ApprovalStore>,
+    /// Standing approvals, consulted before a human is asked.
+    pub(crate) standing: crate::standing::StandingRules,
     pub(crate) key: ApprovalKey,
     pub(crate) ttl_ms: u64,
 }
@@ -418,9 +521,18 @@ impl ApprovalConfig {
     ) -> Observation {
         let now = services.clock.now_ms();
         if let Err(err) = check_grant(&self.key, grant, &request, now) {
-            return refuse_prepared(services, *request.call, err);
+            // Not approved: the call still waits for a grant that releases it.
+            let mut record = request.record(ApprovalOutcome::Pending);
+            record.reason = Some(format!("grant refused: {}", err.code()));
+            let mut call = *request.call;
+            call.approval = Some(Box::new(record));
+            return refuse_prepared(services, call, err);
         }
+        let mut record = request.record(ApprovalOutcome::Approved);
+        record.approver = Some(grant.approver().to_owned());
+        record.grant_id = Some(grant.grant_id().to_owned());
         let mut call = *request.call;
+        call.approval = Some(Box::new(record));
         // Time and budget before consumption: a call refused for either must not burn its
         // grant (a human may have approved it minutes after it was proposed).
         if let Err(err) = crate::policy::check_deadline(call.entry.contract, &call.ctx) {
@@ -469,6 +581,13 @@ impl ApprovalConfig {
             if let Some(held) = held {
                 crate::idempotency::release(services, &call.ctx, held).await;
             }
+            // A used grant approves nothing more: the call still waits for one that does.
+            if err.code() == "APPROVAL_GRANT_CONSUMED" {
+                if let Some(record) = call.approval.as_mut() {
+                    record.decision = ApprovalOutcome::Pending;
+                    record.reason = Some(format!("grant refused: {}", err.code()));
+                }
+            }
             return refuse_prepared(services, call, err);
         }
         call.claim = crate::idempotency::ClaimState::Claimed(Box::new(held));
@@ -488,10 +607,28 @@ pub(crate) fn deny(
     approver: &str,
     reason: &str,
 ) -> Observation {
+    let approver: String = approver.chars().take(256).collect();
+    let reason: String = reason.chars().take(500).collect();
+    let mut record = request.record(ApprovalOutcome::Denied);
+    record.approver = Some(approver.clone());
+    record.reason = Some(reason.clone());
     let err = ToolError::policy_denied("APPROVAL_DENIED", "a human declined this call")
-        .with_detail("approver", approver.chars().take(256).collect::<String>())
-        .with_detail("reason", reason.chars().take(500).collect::<String>());
-    refuse_prepared(services, *request.call, err)
+        .with_detail("approver", approver)
+        .with_detail("reason", reason);
+    let mut call = *request.call;
+    call.approval = Some(Box::new(record));
+    refuse_prepared(services, call, err)
+}
+
+/// The call waits for a human: the `APPROVAL_REQUIRED` observation of
+/// [`ApprovalRequest::pending_observation`], with a receipt recording the pending decision.
+pub(crate) fn hold(services: &Services, request: ApprovalRequest) -> Observation {
+    let mut record = request.record(ApprovalOutcome::Pending);
+    record.reason = Some("a human must approve this call before it runs".into());
+    let err = request.pending_error();
+    let mut call = *request.call;
+    call.approval = Some(Box::new(record));
+    refuse_prepared(services, call, err)
 }
 
 /// A prepared call refused at the approval stage: envelope and receipt, nothing run.

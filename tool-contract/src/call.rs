@@ -17,7 +17,7 @@ use crate::context::{IdempotencyKey, ToolContext};
 use crate::entry::{Decoded, Entry};
 use crate::flow::FlowOutcome;
 use crate::idempotency::ClaimState;
-use crate::receipt::{FlowRecord, ProposalRecord};
+use crate::receipt::{ApprovalRecord, FlowRecord, ProposalRecord};
 use crate::stage::Gate;
 
 /// Where a call started: its id, when, and (for a receipt) the proposal as received. Every
@@ -31,6 +31,8 @@ pub(crate) struct CallOrigin {
     pub(crate) received_at_ms: u64,
     /// Flow control's decision, for the receipt (only with a sink and a session).
     pub(crate) flow: Option<Box<FlowRecord>>,
+    /// The approval decision so far, for the receipt and the span.
+    pub(crate) approval: Option<Box<ApprovalRecord>>,
 }
 
 /// A call whose arguments passed every check that looks only at them (stage 3).
@@ -127,6 +129,11 @@ pub struct PreparedCall {
     /// Whether the idempotency key was already claimed (by an approval, before it consumed
     /// its grant) or is still to be claimed by the executor.
     pub(crate) claim: ClaimState,
+    /// The approval decision (a grant, a standing rule), for the receipt and the span.
+    pub(crate) approval: Option<Box<ApprovalRecord>>,
+    /// The standing rule that approved the call: the executor counts one use of it, atomically,
+    /// before the handler runs, and refuses the call when none is left.
+    pub(crate) standing: Option<Box<crate::standing::StandingUse>>,
 }
 
 impl PreparedCall {
@@ -150,6 +157,11 @@ impl PreparedCall {
     pub fn idempotency_key(&self) -> Option<&IdempotencyKey> {
         self.ctx.idempotency_key()
     }
+    /// The id of the standing rule that approved this call without asking, if one did (see
+    /// [`crate::standing`]); the rule's use is counted when the call is executed.
+    pub fn standing_rule(&self) -> Option<&str> {
+        self.standing.as_ref().map(|s| s.rule_id())
+    }
 
     /// The origin a refusal of this prepared call reports with.
     pub(crate) fn into_origin(self) -> (Arc<Entry>, CallOrigin) {
@@ -161,6 +173,7 @@ impl PreparedCall {
                 record: self.record,
                 received_at_ms: self.received_at_ms,
                 flow: self.flow,
+                approval: self.approval,
             },
         )
     }

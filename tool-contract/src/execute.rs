@@ -66,6 +66,9 @@ pub(crate) fn run(
         "tool.version" = %c.version,
         "tool.effect" = c.effect.as_str(),
         "tool.flow" = call.flow_verdict,
+        "tool.approval" = call.approval.as_ref().map(|a| a.decision.as_str()),
+        "tool.approval.id" = call.approval.as_ref().and_then(|a| a.approval_id()),
+        "tool.approval.approver" = call.approval.as_ref().and_then(|a| a.approver.as_deref()),
         "tool.attempts" = tracing::field::Empty,
         "tool.outcome" = tracing::field::Empty,
         "error.type" = tracing::field::Empty,
@@ -131,6 +134,31 @@ async fn run_inner(
             return observation;
         }
     };
+    // A standing rule's use is counted only by a call that will run: after its key is
+    // claimed (a replay used nothing), and not after the deadline (the loop below refuses
+    // that call before any attempt).
+    if let Some(standing) = call.standing.take() {
+        let now = services.clock.now_ms();
+        let late = call
+            .ctx
+            .deadline()
+            .is_some_and(|d| d <= tokio::time::Instant::now());
+        if !late {
+            match Box::pin(standing.consume(call.ctx.deadline(), now)).await {
+                Ok(n) => {
+                    if let Some(record) = call.approval.as_mut() {
+                        record.rule_use = Some(n);
+                    }
+                }
+                Err(err) => {
+                    if let Some(held) = held {
+                        Box::pin(crate::idempotency::release(services, &call.ctx, held)).await;
+                    }
+                    return refuse_unapproved(services, call, err, span, exec_started);
+                }
+            }
+        }
+    }
     let mut reservation = call.reservation.take();
     let mut attempt = 0u32;
     let mut stage = Stage::Execute;
@@ -388,6 +416,45 @@ async fn run_inner(
     observation
 }
 
+/// A call its standing rule could not approve (used up, expired, store unavailable): nothing
+/// ran; the receipt lists the gates it passed before approval.
+fn refuse_unapproved(
+    services: &Services,
+    call: &mut PreparedCall,
+    err: ToolError,
+    span: &tracing::Span,
+    exec_started: Option<Instant>,
+) -> Observation {
+    let entry: &Entry = &call.entry;
+    let meta = Meta::of(
+        entry.contract,
+        std::mem::take(&mut call.call_id),
+        millis(call.started.elapsed()),
+        0,
+    );
+    span.record("tool.attempts", 0);
+    span.record("tool.outcome", "error");
+    span.record("error.type", err.code());
+    let observation = Observation::failure(err, meta, entry.output.provenance(None));
+    call.gates = if call.gates.contains(&crate::stage::Gate::Flow) {
+        crate::stage::Gate::PREPARED_TRACED
+    } else {
+        crate::stage::Gate::PREPARED
+    };
+    let diagnostics =
+        vec!["approval: the standing rule did not approve; the handler did not run".to_owned()];
+    record(
+        services,
+        call,
+        &observation,
+        Stage::Approval,
+        Vec::new(),
+        diagnostics,
+        exec_started,
+    );
+    observation
+}
+
 /// Records what the model is given into the call's session, if it has one: the output's data,
 /// or an error's details (a handler may put upstream text there).
 fn remember(call: &PreparedCall, observation: &Observation) {
@@ -454,6 +521,7 @@ fn record(
             execute_us: exec_started.map_or(0, |t| micros(t.elapsed())),
             diagnostics,
             flow: call.flow.take().map(|f| *f),
+            approval: call.approval.take().map(|a| *a),
             // What the model was not shown, as a digest only: a receipt must not become a
             // second copy of the data the view was there to keep out of sight.
             withheld_output_sha256: observation.has_withheld_data().then(|| {

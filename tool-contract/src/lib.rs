@@ -101,6 +101,7 @@ pub mod repair; //      what the model is told when stage 3 refuses its argument
 pub mod policy; //      4 the trusted context's checks
 pub mod flow; //        5 where each argument came from
 pub mod approval; //    6 approval requests and grants
+pub mod standing; //    6 standing approvals: rules that approve without asking
 pub mod idempotency; // 7 keys and the exactly-once lifecycle
 mod execute; //         8 the handler
 mod output; //          9 the output contract

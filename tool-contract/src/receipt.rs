@@ -81,6 +81,90 @@ pub struct FlowRecord {
     pub arguments: Vec<crate::flow::ArgSource>,
 }
 
+/// What was decided about a call that needed approval: who asked, who decided, under which
+/// grant or standing rule, and why. With it, every approval decision of a session can be
+/// rebuilt from the receipts alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ApprovalRecord {
+    /// The decision.
+    pub decision: ApprovalOutcome,
+    /// The digest of the call the decision is about (the edited call for
+    /// [`ApprovalOutcome::ApprovedEdited`]); `None` only for an edit that failed its checks,
+    /// which never had a digest.
+    pub digest: Option<String>,
+    /// Who asked (the trusted context's principal).
+    pub principal: Option<String>,
+    /// For which tenant.
+    pub tenant: Option<String>,
+    /// Who decided: the human for a grant or a denial, the human who granted the standing
+    /// rule for [`ApprovalOutcome::StandingRule`]; `None` while pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approver: Option<String>,
+    /// The grant that released the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_id: Option<String>,
+    /// The standing rule that approved the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_id: Option<String>,
+    /// Which use of the standing rule this call was (1 for the first), once it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule_use: Option<u64>,
+    /// Why: a denial's reason, or why a call is still pending (e.g. the code of a grant that
+    /// was refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For an edited approval: the arguments the model proposed (validated, defaults applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_arguments: Option<Value>,
+    /// For an edited approval: the digest of the call the model proposed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed_digest: Option<String>,
+    /// For an edited approval: the arguments the human approved instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_arguments: Option<Value>,
+    /// Why flow control sent the call for approval, if it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_reasons: Vec<String>,
+}
+
+/// An [`ApprovalRecord`]'s decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalOutcome {
+    /// The call waits for a human (or a grant offered for it was refused).
+    Pending,
+    /// A human approved the call as proposed.
+    Approved,
+    /// A human approved the call with arguments of their own.
+    ApprovedEdited,
+    /// A human declined the call.
+    Denied,
+    /// A standing rule approved the call without asking.
+    StandingRule,
+}
+
+impl ApprovalOutcome {
+    /// The decision as receipts and spans write it (`pending`, `approved`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalOutcome::Pending => "pending",
+            ApprovalOutcome::Approved => "approved",
+            ApprovalOutcome::ApprovedEdited => "approved_edited",
+            ApprovalOutcome::Denied => "denied",
+            ApprovalOutcome::StandingRule => "standing_rule",
+        }
+    }
+}
+
+impl ApprovalRecord {
+    /// The grant or standing rule id, for the span.
+    pub(crate) fn approval_id(&self) -> Option<&str> {
+        self.grant_id.as_deref().or(self.rule_id.as_deref())
+    }
+}
+
 /// One call's receipt.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -104,6 +188,9 @@ pub struct Receipt {
     /// Flow control's decision, when the call had a session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowRecord>,
+    /// The approval decision, for a call that needed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<ApprovalRecord>,
     /// For a tool with a model view: the canonical digest of the full output the model was not
     /// shown (the data itself stays with the host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -183,7 +270,12 @@ impl ReceiptSink for JsonLinesSink {
 
 /// Emits the `execute_tool` span for a call refused before it ran, with the same GenAI
 /// attribute names as executed calls.
-pub(crate) fn trace_rejection(meta: &crate::envelope::Meta, err: &crate::ToolError, stage: Stage) {
+pub(crate) fn trace_rejection(
+    meta: &crate::envelope::Meta,
+    err: &crate::ToolError,
+    stage: Stage,
+    approval: Option<&ApprovalRecord>,
+) {
     let span = tracing::info_span!(
         "execute_tool",
         "gen_ai.operation.name" = "execute_tool",
@@ -195,6 +287,9 @@ pub(crate) fn trace_rejection(meta: &crate::envelope::Meta, err: &crate::ToolErr
         "tool.outcome" = "rejected",
         "tool.stage" = stage.as_str(),
         "tool.flow" = (stage == Stage::Flow).then_some("refused"),
+        "tool.approval" = approval.map(|a| a.decision.as_str()),
+        "tool.approval.id" = approval.and_then(ApprovalRecord::approval_id),
+        "tool.approval.approver" = approval.and_then(|a| a.approver.as_deref()),
         "error.type" = err.code(),
     );
     drop(span);

@@ -110,6 +110,7 @@ pub(crate) fn refuse(
             // A context provider or a semantic rule may say more to operators than to the model.
             diagnostics: err.operator_report().into_iter().collect(),
             flow: origin.flow.map(|f| *f),
+            approval: origin.approval.as_deref().cloned(),
             withheld_output_sha256: None,
         };
         sink.record(&receipt);
@@ -117,7 +118,7 @@ pub(crate) fn refuse(
     if let Some(report) = err.operator_report() {
         tracing::warn!(tool = %meta.tool, code = err.code(), stage = stage.as_str(), operator = %report, "call refused");
     }
-    crate::receipt::trace_rejection(&meta, &err, stage);
+    crate::receipt::trace_rejection(&meta, &err, stage, origin.approval.as_deref());
     Rejection {
         inner: Box::new(RejectionInner {
             observation: Observation::failure(err, meta, Provenance::untrusted(source, None)),

@@ -201,7 +201,75 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     store.set_scores_in_percent(false);
 
     flow_scene(&registry, &store).await?;
+    edited_scene(&registry, &store).await?;
     deferred_scene(&store).await
+}
+
+/// An approver changes the arguments before saying yes: the edit is checked again, gets its
+/// own digest, and only the edit runs.
+async fn edited_scene(
+    registry: &Registry,
+    store: &DocumentStore,
+) -> Result<(), Box<dyn std::error::Error>> {
+    step("9. the approver edits the call: the edit is checked again and only the edit runs");
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities(["mail:send"])
+        .state(store.clone())
+        .build();
+    let proposed = r#"{"id": "call_901", "name": "send_email", "arguments": {"to": "all@acme.test", "subject": "Offsite agenda", "body": "The agenda is attached."}}"#;
+    show_proposal(proposed);
+    let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(proposed, &ctx) else {
+        return Err("send_email always waits for approval".into());
+    };
+    let model_digest = request.digest().to_owned();
+    println!("the model's call: {}", &model_digest[..19]);
+    let mut arguments = request.subject().arguments.clone();
+    arguments["to"] = "team-leads@acme.test".into();
+    println!("(a) user:lee narrows the recipient to team-leads@acme.test and approves the edit");
+    let (edited, grant) = registry
+        .approve_edited(request, arguments, "user:lee", &ctx)
+        .map_err(|r| r.into_observation().to_prompt_block())?;
+    println!(
+        "the edit: {} (grant {} binds the edit, not the model's call)",
+        &edited.digest()[..19],
+        grant.grant_id()
+    );
+    let before = store.sent_mail().len();
+    println!(
+        "{}",
+        registry
+            .execute_approved(edited, &grant)
+            .await
+            .to_prompt_block()
+    );
+    if let Some(mail) = store.sent_mail().last() {
+        println!("sent to: {} (subject {:?})", mail.to, mail.subject);
+    }
+    println!("(b) the same grant offered for the model's original call:");
+    if let Ok(Prepared::NeedsApproval(original)) = registry.prepare_raw(proposed, &ctx) {
+        println!(
+            "{}",
+            registry
+                .execute_approved(original, &grant)
+                .await
+                .to_prompt_block()
+        );
+    }
+    println!("(c) an edit that breaks the tool's schema is refused, and nothing is granted:");
+    if let Ok(Prepared::NeedsApproval(request)) = registry.prepare_raw(proposed, &ctx) {
+        let mut bad = request.subject().arguments.clone();
+        bad["to"] = "not an address".into();
+        if let Err(rejection) = registry.approve_edited(request, bad, "user:lee", &ctx) {
+            println!("{}", rejection.into_observation().to_prompt_block());
+        }
+    }
+    println!(
+        "mails sent in this scene: {} (the edit only)",
+        store.sent_mail().len() - before
+    );
+    Ok(())
 }
 
 /// Flow control: the host records what the user said and every result the model read, so a
@@ -280,7 +348,7 @@ async fn flow_scene(
 /// in a store under an id; an operator, in another task with its own registry on the same
 /// store (another process, with a durable store), decides it later; the retry runs it once.
 async fn deferred_scene(store: &DocumentStore) -> Result<(), Box<dyn std::error::Error>> {
-    step("9. deferred approval: decided later, by id, by another task");
+    step("10. deferred approval: decided later, by id, by another task");
     let shared = Arc::new(MemoryStore::new());
     let on_shared_store = || {
         Registry::builder()

@@ -2,6 +2,8 @@
 
 mod adversarial;
 mod approval;
+mod approval_edit;
+mod audit;
 mod canonical;
 mod contracts;
 mod defaults;
@@ -20,6 +22,7 @@ mod pipeline;
 mod probe;
 mod receipts;
 mod schemas;
+mod standing;
 
 use tool_contract::{ToolContract, Toolset};
 use tool_contract_examples::{

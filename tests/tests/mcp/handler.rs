@@ -564,7 +564,7 @@ async fn elicitation_can_be_turned_off() {
     let answer: Answer =
         Box::new(|_req: &Value| Some(json!({"action": "accept", "content": {"approve": true}})));
     let (mut client, _) =
-        Client::connect_with(server, json!({"elicitation": {}}), Some(answer)).await;
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
     let result = client
         .call("send_email", serde_json::from_str(EMAIL).unwrap())
         .await;
@@ -973,5 +973,61 @@ async fn an_unreachable_pending_store_leaves_the_call_unrun_and_says_it_was_not_
         "no store text reaches the model"
     );
     assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+// ---- standing approvals through the MCP server ----
+
+/// A call a standing rule approves runs at once over MCP, with no approval question and no
+/// out-of-band wait; a call outside the rule still waits for a human.
+#[tokio::test]
+async fn a_standing_rule_approves_over_mcp_without_asking() {
+    let store = DocumentStore::seeded();
+    let registry = registry();
+    registry
+        .add_standing_rule(
+            tool_contract::standing::StandingRule::builder("mcp-colleagues", "send_email")
+                .versions("^1.2")
+                .principal("user:kim")
+                .tenant("acme")
+                .constraints(json!({"properties": {"to": {"pattern": "@acme\\.test$"}}}))
+                .expires_at_ms(u64::MAX)
+                .max_uses(1)
+                .granted_by("user:lee")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let provider_store = store.clone();
+    let server = McpServer::builder(
+        registry,
+        move |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> { Ok(ctx(&provider_store)) },
+    )
+    .build();
+    // A client that would approve anything it is asked: the rule must not need it.
+    let answer: Answer =
+        Box::new(|_| Some(json!({"action": "accept", "content": {"approve": true}})));
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
+    let to_lee = json!({"to": "lee@acme.test", "subject": "Hi", "body": "Hello"});
+    let result = client.call("send_email", to_lee).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert!(
+        client.asked.is_empty(),
+        "nobody was asked: {:?}",
+        client.asked
+    );
+    assert_eq!(store.sent_mail().len(), 1);
+    // Its one use is gone: the next call is refused, then asks the human again.
+    let to_ops = json!({"to": "ops@acme.test", "subject": "Hi", "body": "Hello"});
+    let result = client.call("send_email", to_ops.clone()).await;
+    assert_eq!(
+        result["structuredContent"]["error"]["code"], "APPROVAL_RULE_EXHAUSTED",
+        "{result}"
+    );
+    let result = client.call("send_email", to_ops).await;
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(client.asked.len(), 1, "the human was asked this time");
+    assert_eq!(store.sent_mail().len(), 2);
     client.close().await;
 }

@@ -48,6 +48,9 @@ macro_rules! conformance_tests {
             a_grant_for_one_wide_integer_never_releases_the_next,
             a_key_reused_for_another_wide_integer_conflicts,
             records_and_grants_from_before_exact_integers_are_not_misread,
+            // standing approvals
+            rule_uses_are_counted_once_under_a_race,
+            a_standing_rule_approves_at_most_its_uses_through_the_pipeline,
         );
     };
     (@cases $backend:expr; $($case:ident),* $(,)?) => {
@@ -860,4 +863,144 @@ pub async fn records_and_grants_from_before_exact_integers_are_not_misread<B: Ba
         obs.to_value()
     );
     assert_eq!(new.ledger.entries().last(), Some(&(42, 5)));
+}
+
+// ---- standing approvals: rule uses counted once, across tasks and processes ----
+
+pub async fn rule_uses_are_counted_once_under_a_race<B: Backend>(backend: &B) {
+    const K: u64 = 7;
+    let store = Arc::new(fresh_or_skip!(backend, fresh));
+    let until = T0 + 60_000;
+    let mut tasks = Vec::new();
+    for _ in 0..40 {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            store
+                .consume_rule_use("rule-a", K, until, T0)
+                .await
+                .unwrap()
+        }));
+    }
+    let mut won: Vec<u64> = Vec::new();
+    for t in tasks {
+        won.extend(t.await.unwrap());
+    }
+    won.sort_unstable();
+    assert_eq!(
+        won,
+        (1..=K).collect::<Vec<_>>(),
+        "{}: exactly {K} callers win, each with its own use number",
+        B::NAME
+    );
+    // Used up stays used up; another rule has its own count.
+    assert_eq!(
+        store
+            .consume_rule_use("rule-a", K, until, T0)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .consume_rule_use("rule-b", 1, until, T0)
+            .await
+            .unwrap(),
+        Some(1)
+    );
+    assert_eq!(
+        store
+            .consume_rule_use("rule-b", 1, until, T0)
+            .await
+            .unwrap(),
+        None
+    );
+    // A rule registered again with more uses continues its count.
+    assert_eq!(
+        store
+            .consume_rule_use("rule-a", K + 1, until, T0)
+            .await
+            .unwrap(),
+        Some(K + 1)
+    );
+    // Expired: nothing is counted.
+    assert_eq!(
+        store
+            .consume_rule_use("rule-c", 5, until, until)
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        store
+            .consume_rule_use("rule-c", 5, until, T0)
+            .await
+            .unwrap(),
+        Some(1)
+    );
+    // An unreachable store answers with an error, never a use.
+    let down = fresh_or_skip!(backend, down);
+    assert!(down.consume_rule_use("rule-d", 5, until, T0).await.is_err());
+}
+
+pub async fn a_standing_rule_approves_at_most_its_uses_through_the_pipeline<B: Backend>(
+    backend: &B,
+) {
+    let fx = Arc::new(shared(fresh_or_skip!(backend, fresh)));
+    fx.registry
+        .add_standing_rule(
+            tool_contract::standing::StandingRule::builder("small-transfers", "transfer_credit")
+                .versions("^1")
+                .tenant("acme")
+                .constraints(serde_json::json!({"properties": {"cents": {"maximum": 1000}}}))
+                .expires_at_ms(T0 + 60_000)
+                .max_uses(3)
+                .granted_by("user:lee")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..20 {
+        let fx = Arc::clone(&fx);
+        tasks.push(tokio::spawn(async move {
+            let ctx = ToolContext::builder()
+                .tenant("acme")
+                .principal("user:kim")
+                .state(fx.pager.clone())
+                .idempotency_key(IdempotencyKey::new(format!("small-{i}")).unwrap())
+                .build();
+            let raw = format!(
+                r#"{{"name": "transfer_credit", "arguments": {{"to": "acct-{i}", "cents": 500}}}}"#
+            );
+            fx.registry.handle(&raw, &ctx).await
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        let obs = t.await.unwrap();
+        if obs.ok {
+            ok += 1;
+        } else {
+            assert!(
+                matches!(code(&obs), "APPROVAL_RULE_EXHAUSTED" | "APPROVAL_REQUIRED"),
+                "{}: {}",
+                B::NAME,
+                obs.to_value()
+            );
+        }
+    }
+    assert_eq!(ok, 3, "{}: a rule of 3 uses approves 3 calls", B::NAME);
+    assert_eq!(fx.pager.sent(), 3);
+    // A transfer above the rule's constraint always asks.
+    let ctx = ToolContext::builder()
+        .tenant("acme")
+        .principal("user:kim")
+        .state(fx.pager.clone())
+        .idempotency_key(IdempotencyKey::new("big").unwrap())
+        .build();
+    let big = r#"{"name": "transfer_credit", "arguments": {"to": "acct-1", "cents": 5000}}"#;
+    assert_eq!(
+        code(&fx.registry.handle(big, &ctx).await),
+        "APPROVAL_REQUIRED"
+    );
 }

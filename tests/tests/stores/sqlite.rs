@@ -135,7 +135,7 @@ async fn concurrent_opens_of_a_new_file_migrate_once() {
         .fetch_all(&mut raw(&path).await)
         .await
         .unwrap();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
 }
 
 #[tokio::test]

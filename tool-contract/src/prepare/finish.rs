@@ -12,16 +12,29 @@ use crate::context::{CallMeta, ToolContext};
 use crate::flow::Verdict;
 use crate::idempotency::ClaimState;
 use crate::policy;
+use crate::receipt::ApprovalOutcome;
 use crate::refuse::{refuse, Rejection};
 use crate::services::Services;
 use crate::stage::{Gate, Stage};
+use crate::standing::StandingRules;
 
 use super::Prepared;
+
+/// Who may approve a call that needs approval.
+#[derive(Clone, Copy)]
+pub(crate) enum Approvers<'r> {
+    /// A human, unless one of these standing rules approves the call.
+    Rules(&'r StandingRules),
+    /// A human, always: the call is an approver's edit, and the human who wrote it approves
+    /// it (even when the edit would need no approval, and never by a standing rule).
+    Human,
+}
 
 pub(crate) fn finish(
     services: &Services,
     call: AuthorizedCall,
     ctx: &ToolContext,
+    approvers: Approvers<'_>,
 ) -> Result<Prepared, Rejection> {
     let AuthorizedCall {
         validated:
@@ -39,8 +52,9 @@ pub(crate) fn finish(
         Some(Verdict::Escalate(reasons)) => reasons.clone(),
         _ => Vec::new(),
     };
+    let always_ask = matches!(approvers, Approvers::Human);
     let needs_approval = match entry.runner.needs_approval(&decoded, ctx) {
-        Ok(n) => n || !escalated.is_empty(),
+        Ok(n) => n || !escalated.is_empty() || always_ask,
         Err(err) => {
             return Err(refuse(
                 services,
@@ -53,6 +67,18 @@ pub(crate) fn finish(
             ))
         }
     };
+    // A standing rule stands in for the human: consulted only for a call that needs one.
+    let standing = match approvers {
+        Approvers::Rules(rules) if needs_approval => rules.find(
+            contract,
+            args.get(&entry.plan),
+            ctx,
+            !escalated.is_empty(),
+            services.clock.now_ms(),
+        ),
+        _ => None,
+    };
+    let needs_approval = needs_approval && standing.is_none();
     let reservation = if needs_approval {
         None
     } else {
@@ -80,7 +106,7 @@ pub(crate) fn finish(
     let call_ctx = ctx.for_call(meta, key);
     let traced = flow.is_some();
     let flow_verdict = flow.as_ref().map(|f| f.decision());
-    let subject = needs_approval.then(|| ApprovalSubject {
+    let subject = (needs_approval || standing.is_some()).then(|| ApprovalSubject {
         tool: contract.name.clone(),
         tool_version: contract.version.clone(),
         contract_sha256: contract.fingerprint.contract_sha256.clone(),
@@ -104,19 +130,34 @@ pub(crate) fn finish(
         } else {
             0
         },
-        gates: if traced {
-            Gate::PREPARED_TRACED
-        } else {
-            Gate::PREPARED
+        gates: match (traced, standing.is_some()) {
+            (false, false) => Gate::PREPARED,
+            (true, false) => Gate::PREPARED_TRACED,
+            (false, true) => Gate::APPROVED,
+            (true, true) => Gate::APPROVED_TRACED,
         },
         record: origin.record,
         received_at_ms: origin.received_at_ms,
         flow: origin.flow,
         flow_verdict,
         claim: ClaimState::Pending,
+        approval: None,
+        standing: None,
     };
-    Ok(match subject {
-        Some(subject) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
-        None => Prepared::Ready(call),
+    Ok(match (subject, standing) {
+        (Some(subject), Some(standing)) => {
+            // The receipt shows the rule's decision as it would show a human's: the digest of
+            // what runs, and who granted the rule.
+            let request = ApprovalRequest::new(subject, call);
+            let mut record = request.record(ApprovalOutcome::StandingRule);
+            record.rule_id = Some(standing.rule_id().to_owned());
+            record.approver = Some(standing.granted_by().to_owned());
+            let mut call = *request.call;
+            call.approval = Some(Box::new(record));
+            call.standing = Some(Box::new(standing));
+            Prepared::Ready(call)
+        }
+        (Some(subject), None) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
+        (None, _) => Prepared::Ready(call),
     })
 }

@@ -66,6 +66,7 @@ pub enum Prepared {
 pub(crate) struct Pipeline<'r> {
     pub(crate) catalog: &'r Catalog,
     pub(crate) services: &'r Services,
+    pub(crate) standing: &'r crate::standing::StandingRules,
 }
 
 impl Pipeline<'_> {
@@ -81,7 +82,12 @@ impl Pipeline<'_> {
         let validated = validate::checks(self.services, admitted, ctx)?;
         let authorized = authorize::authorize(self.services, validated, ctx)?;
         let traced = flow::flow(self.services, authorized, ctx)?;
-        finish::finish(self.services, traced, ctx)
+        finish::finish(
+            self.services,
+            traced,
+            ctx,
+            finish::Approvers::Rules(self.standing),
+        )
     }
 
     /// Stages 2 to 5 from a parsed proposal.
@@ -93,7 +99,12 @@ impl Pipeline<'_> {
         let validated = self.validate(proposal, ctx)?;
         let authorized = authorize::authorize(self.services, validated, ctx)?;
         let traced = flow::flow(self.services, authorized, ctx)?;
-        finish::finish(self.services, traced, ctx)
+        finish::finish(
+            self.services,
+            traced,
+            ctx,
+            finish::Approvers::Rules(self.standing),
+        )
     }
 
     /// Stages 2 and 3 from a parsed proposal (the full path).
@@ -136,6 +147,7 @@ impl Pipeline<'_> {
             })),
             received_at_ms: self.services.received_at_ms(),
             flow: None,
+            approval: None,
         };
         let issue = RepairIssue {
             path: String::new(),
@@ -173,6 +185,11 @@ impl Pipeline<'_> {
         call: AuthorizedCall,
         ctx: &ToolContext,
     ) -> Result<Prepared, Rejection> {
-        finish::finish(self.services, call, ctx)
+        finish::finish(
+            self.services,
+            call,
+            ctx,
+            finish::Approvers::Rules(self.standing),
+        )
     }
 }

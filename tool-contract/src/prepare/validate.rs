@@ -127,6 +127,7 @@ pub(crate) fn admit_fast(
         record,
         received_at_ms: services.received_at_ms(),
         flow: None,
+        approval: None,
     };
     Some(Admitted {
         entry,
@@ -162,6 +163,7 @@ pub(crate) fn admit_full(
         record,
         received_at_ms: services.received_at_ms(),
         flow: None,
+        approval: None,
     };
     let entry = match catalog.lookup(&proposal.name, ctx) {
         Ok(e) => Arc::clone(e),
@@ -192,7 +194,17 @@ pub(crate) fn admit_full(
             ));
         }
     };
-    let mut args = proposal.arguments;
+    admit_value(services, entry, proposal.arguments, origin)
+}
+
+/// The full path after lookup, for `entry`: also how an approver's edited arguments are
+/// admitted, at the version the model's call was prepared for.
+pub(crate) fn admit_value(
+    services: &Services,
+    entry: Arc<Entry>,
+    mut args: Value,
+    origin: CallOrigin,
+) -> Result<Admitted, Rejection> {
     // The full path's plan needs no arena; an empty one costs nothing until used.
     let decoded = match admit(&entry, &mut args, &Bump::new()) {
         Ok(decoded) => decoded,

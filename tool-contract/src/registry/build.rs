@@ -81,6 +81,9 @@ pub enum RegistryError {
     /// The operating system's random generator failed, so no approval key (when the host set
     /// none) or unique ids could be made; the registry does not start on weaker ones.
     RandomUnavailable(RandomUnavailable),
+    /// A standing rule names a tool the registry does not have, or shares its id with
+    /// another ([`RegistryBuilder::standing_rule`]).
+    StandingRule(crate::standing::StandingRuleError),
     /// A nested string or array in the input schema has no upper bound (compile-time rule 9,
     /// checked here for nested types the derive cannot see).
     Unbounded {
@@ -120,6 +123,7 @@ impl fmt::Display for RegistryError {
             ),
             RegistryError::Export(e) => write!(f, "{e}"),
             RegistryError::RandomUnavailable(e) => write!(f, "{e}"),
+            RegistryError::StandingRule(e) => write!(f, "{e}"),
             RegistryError::FlowReference {
                 tool,
                 field,
@@ -162,6 +166,7 @@ pub struct RegistryBuilder {
     escalate_flows: Vec<String>,
     pending: Option<Arc<dyn crate::store::PendingApprovalStore>>,
     pending_ttl: Duration,
+    standing_rules: Vec<crate::standing::StandingRule>,
 }
 
 impl Default for RegistryBuilder {
@@ -184,6 +189,7 @@ impl Default for RegistryBuilder {
             escalate_flows: Vec::new(),
             pending: None,
             pending_ttl: super::deferred::DEFAULT_PENDING_TTL,
+            standing_rules: Vec::new(),
         }
     }
 }
@@ -308,6 +314,15 @@ impl RegistryBuilder {
     #[must_use]
     pub fn approval_key(mut self, key: ApprovalKey) -> Self {
         self.approval_key = Some(key);
+        self
+    }
+
+    /// Registers a standing approval: calls it matches run without asking a human, each
+    /// counted against its maximum of uses (see [`crate::standing`]). Rules can also be added
+    /// and revoked on a built registry ([`Registry::add_standing_rule`]).
+    #[must_use]
+    pub fn standing_rule(mut self, rule: crate::standing::StandingRule) -> Self {
+        self.standing_rules.push(rule);
         self
     }
 
@@ -440,8 +455,23 @@ impl RegistryBuilder {
                 .unwrap_or_else(|| Arc::new(crate::clock::SystemClock::new())),
             UniqueIds::new().map_err(RegistryError::RandomUnavailable)?,
         );
+        let approval_store: Arc<dyn ApprovalStore> = self.approval_store.unwrap_or(memory);
+        let standing = crate::standing::StandingRules::new(Arc::clone(&approval_store));
+        for rule in self.standing_rules {
+            if !by_name.contains_key(rule.tool()) {
+                return Err(RegistryError::StandingRule(
+                    crate::standing::StandingRuleError::new(format!(
+                        "standing rule {:?} names tool {:?}, which is not registered",
+                        rule.id(),
+                        rule.tool()
+                    )),
+                ));
+            }
+            standing.add(rule).map_err(RegistryError::StandingRule)?;
+        }
         let approvals = ApprovalConfig {
-            store: self.approval_store.unwrap_or(memory),
+            store: approval_store,
+            standing,
             key: match self.approval_key {
                 Some(key) => key,
                 None => ApprovalKey::generate().map_err(RegistryError::RandomUnavailable)?,

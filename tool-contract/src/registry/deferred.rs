@@ -505,11 +505,12 @@ impl Registry {
         request: ApprovalRequest,
         existing: Option<Box<PendingApproval>>,
     ) -> (Observation, bool) {
-        let mut observation = request.pending_observation();
         let pending = match existing {
             Some(p) => Ok(*p),
             None => self.defer(&request).await,
         };
+        // With a receipt recording the pending decision, as `handle` leaves a call.
+        let mut observation = self.leave_pending(request);
         let stored = pending.is_ok();
         if let Ok(pending) = pending {
             observation.error = observation.error.map(|err| {
@@ -667,6 +668,7 @@ impl Registry {
             record: None,
             received_at_ms: services.received_at_ms(),
             flow: None,
+            approval: None,
         };
         refuse(
             services,

@@ -17,6 +17,7 @@ use crate::proposal::{Proposal, ProposalLimits};
 use crate::refuse::Rejection;
 use crate::services::Services;
 
+mod approvals;
 mod build;
 mod deferred;
 
@@ -97,6 +98,7 @@ impl Registry {
         Pipeline {
             catalog: &self.inner.catalog,
             services: &self.inner.services,
+            standing: &self.inner.approvals.standing,
         }
     }
 
@@ -153,10 +155,11 @@ impl Registry {
         crate::execute::run(&self.inner.services, call).await
     }
 
-    /// Parse, prepare and execute in one step. A call that needs approval is not run: it
-    /// returns `POLICY_DENIED` / `APPROVAL_REQUIRED` with the digest to approve, unless its
-    /// idempotency key already holds a completed result for the same arguments, which is
-    /// replayed (a replay runs nothing, so there is nothing to approve).
+    /// Parse, prepare and execute in one step. A call that needs approval is not run (unless
+    /// a [standing rule](crate::standing) approves it): it returns `POLICY_DENIED` /
+    /// `APPROVAL_REQUIRED` with the digest to approve, and its receipt records the pending
+    /// decision; unless its idempotency key already holds a completed result for the same
+    /// arguments, which is replayed (a replay runs nothing, so there is nothing to approve).
     /// [`handle_deferred`](Self::handle_deferred) also stores the request for a decision by id.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
@@ -167,7 +170,7 @@ impl Registry {
             // than ask for an approval that would release nothing.
             Ok(Prepared::NeedsApproval(request)) => match self.replay_instead(request).await {
                 Ok(replayed) => replayed,
-                Err(request) => request.pending_observation(),
+                Err(request) => self.leave_pending(request),
             },
             Err(rejection) => rejection.into_observation(),
         }
@@ -226,6 +229,7 @@ impl Registry {
         match self.prepare_raw(raw, ctx) {
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
             Ok(Prepared::NeedsApproval(request)) => {
+                // A replay runs nothing: nobody is asked.
                 let request = match self.replay_instead(request).await {
                     Ok(replayed) => return replayed,
                     Err(request) => request,
@@ -235,6 +239,13 @@ impl Registry {
                         let grant = self.grant(&request, &approver);
                         self.execute_approved(request, &grant).await
                     }
+                    ApprovalDecision::ApproveEdited {
+                        approver,
+                        arguments,
+                    } => match self.approve_edited(request, arguments, &approver, ctx) {
+                        Ok((edited, grant)) => self.execute_approved(edited, &grant).await,
+                        Err(rejection) => rejection.into_observation(),
+                    },
                     ApprovalDecision::Deny { approver, reason } => {
                         self.deny(request, &approver, &reason)
                     }

@@ -42,6 +42,8 @@ pub struct MemoryStore {
     grants: Mutex<HashMap<String, u64>>,
     /// Pending approval requests (see `store::pending`).
     pub(super) pending: super::pending::MemoryPending,
+    /// Standing rules' use counts, by rule id.
+    rule_uses: Mutex<HashMap<String, u64>>,
 }
 
 /// Every this many new entries, expired ones are swept, so a long-running process that never
@@ -177,4 +179,25 @@ impl ApprovalStore for MemoryStore {
         grants.retain(|_, expires| *expires > now_ms);
         Ok((before - grants.len()) as u64)
     }
+
+    // ---- standing approvals ----
+    async fn consume_rule_use(
+        &self,
+        rule_id: &str,
+        max_uses: u64,
+        expires_at_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        if now_ms >= expires_at_ms {
+            return Ok(None);
+        }
+        let mut uses = lock(&self.rule_uses);
+        let used = uses.entry(rule_id.to_owned()).or_insert(0);
+        if *used >= max_uses {
+            return Ok(None);
+        }
+        *used += 1;
+        Ok(Some(*used))
+    }
+    // ---- end standing approvals ----
 }

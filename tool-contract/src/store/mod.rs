@@ -196,6 +196,30 @@ pub trait ApprovalStore: Send + Sync + 'static {
 
     /// Deletes consumption marks of grants that expired; returns how many.
     async fn purge_consumed_grants(&self, now_ms: u64) -> Result<u64, StoreError>;
+
+    // ---- standing approvals ----
+
+    /// Counts one use of standing rule `rule_id`, atomically: `Some(n)` when this caller got
+    /// use `n` (1 for the first), `None`, counting nothing, when the rule's `max_uses` are
+    /// all taken or `now_ms` is not before `expires_at_ms`. Concurrent callers, in any
+    /// process sharing the store, never get the same use number, and never more than
+    /// `max_uses` of them get one.
+    ///
+    /// The default fails: a store that does not count uses makes every rule-approved call
+    /// fail closed (`STORE_UNAVAILABLE`) rather than run uncounted.
+    async fn consume_rule_use(
+        &self,
+        rule_id: &str,
+        max_uses: u64,
+        expires_at_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        let _ = (rule_id, max_uses, expires_at_ms, now_ms);
+        Err(StoreError::new(
+            "this approval store does not count standing-rule uses",
+        ))
+    }
+    // ---- end standing approvals ----
 }
 
 // Shared handles are stores too, so one backend can serve as both stores of a registry.
@@ -243,6 +267,17 @@ impl<S: ApprovalStore + ?Sized> ApprovalStore for Arc<S> {
     }
     async fn purge_consumed_grants(&self, now_ms: u64) -> Result<u64, StoreError> {
         (**self).purge_consumed_grants(now_ms).await
+    }
+    async fn consume_rule_use(
+        &self,
+        rule_id: &str,
+        max_uses: u64,
+        expires_at_ms: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        (**self)
+            .consume_rule_use(rule_id, max_uses, expires_at_ms, now_ms)
+            .await
     }
 }
 

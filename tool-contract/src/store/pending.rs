@@ -400,7 +400,7 @@ impl PendingApprovalStore for super::MemoryStore {
 
 // ---- the SQL backends ----
 
-/// The table of pending approvals, created by schema version 2. The tenant is stored as a
+/// The table of pending approvals, created by schema version 3. The tenant is stored as a
 /// key (`-` for none, `+` and the tenant otherwise) so that "no tenant" compares equal in
 /// plain SQL on both databases, and never equal to any named tenant.
 #[cfg(any(feature = "sqlite", feature = "postgres"))]

@@ -34,7 +34,15 @@ pub(super) const MIGRATIONS: &[&[&str]] = &[
         )",
         "CREATE INDEX tc_consumed_grants_expires ON {grants} (expires_at_ms)",
     ],
-    // Version 2: pending approval requests (see `store::pending`).
+    // ---- standing approvals ----
+    // Version 2: how many uses of each standing rule were counted.
+    &["CREATE TABLE {rules} (
+            rule_id       TEXT PRIMARY KEY,
+            uses          BIGINT NOT NULL,
+            expires_at_ms BIGINT NOT NULL
+        )"],
+    // ---- end standing approvals ----
+    // Version 3: pending approval requests (see `store::pending`).
     super::pending::MIGRATION,
 ];
 
@@ -129,20 +137,25 @@ pub(super) struct Statements {
     pub(super) purge_grants: String,
     /// The statements on the pending approvals table.
     pub(super) pending: super::pending::PendingSql,
+    /// Counts one use of a standing rule.
+    pub(super) consume_rule_use: String,
 }
 
 impl Statements {
     /// The statements for tables named `{prefix}tc_idempotency`, `{prefix}tc_consumed_grants`,
-    /// `{prefix}tc_pending_approvals` and `{prefix}tc_schema_version`; `prefix` is empty or a
+    /// `{prefix}tc_standing_rule_uses`, `{prefix}tc_pending_approvals` and
+    /// `{prefix}tc_schema_version`; `prefix` is empty or a
     /// quoted schema and a dot.
     pub(super) fn new(prefix: &str) -> Self {
         let idem = format!("{prefix}tc_idempotency");
         let grants = format!("{prefix}tc_consumed_grants");
+        let rules = format!("{prefix}tc_standing_rule_uses");
         let version = format!("{prefix}tc_schema_version");
         let pending = format!("{prefix}tc_pending_approvals");
         let fill = |sql: &str| {
             sql.replace("{idem}", &idem)
                 .replace("{grants}", &grants)
+                .replace("{rules}", &rules)
                 .replace("{pending}", &pending)
         };
         Statements {
@@ -193,6 +206,16 @@ impl Statements {
                  ON CONFLICT (grant_id) DO NOTHING",
             ),
             purge_grants: fill("DELETE FROM {grants} WHERE expires_at_ms <= $1"),
+            // One statement: the first use inserts the count, each later one adds one while
+            // the count is below the maximum; a refused use writes nothing and returns no row.
+            consume_rule_use: fill(
+                "INSERT INTO {rules} AS r (rule_id, uses, expires_at_ms) VALUES ($1, 1, $2)
+                 ON CONFLICT (rule_id) DO UPDATE SET
+                    uses = r.uses + 1,
+                    expires_at_ms = excluded.expires_at_ms
+                 WHERE r.uses < $3
+                 RETURNING uses",
+            ),
             pending: super::pending::PendingSql::new(&pending),
         }
     }
@@ -450,6 +473,34 @@ macro_rules! impl_stores {
                     ))?;
                 Ok(done.rows_affected())
             }
+
+            // ---- standing approvals ----
+            async fn consume_rule_use(
+                &self,
+                rule_id: &str,
+                max_uses: u64,
+                expires_at_ms: u64,
+                now_ms: u64,
+            ) -> ::core::result::Result<::core::option::Option<u64>, $crate::store::StoreError>
+            {
+                if max_uses == 0 || now_ms >= expires_at_ms {
+                    return Ok(None);
+                }
+                let expires = $crate::store::sql::to_db("expires_at_ms", expires_at_ms)?;
+                let max = $crate::store::sql::to_db("max_uses", max_uses)?;
+                let counted: ::core::option::Option<i64> =
+                    ::sqlx::query_scalar(&self.sql.consume_rule_use)
+                        .bind(rule_id)
+                        .bind(expires)
+                        .bind(max)
+                        .fetch_optional(&self.pool)
+                        .await
+                        .map_err($crate::store::sql::db_error($backend, "count a rule use"))?;
+                counted
+                    .map(|n| $crate::store::sql::from_db("uses", n))
+                    .transpose()
+            }
+            // ---- end standing approvals ----
         }
     };
 }

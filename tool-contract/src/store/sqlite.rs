@@ -23,9 +23,10 @@
 //!
 //! # Schema
 //!
-//! The tables (`tc_idempotency`, `tc_consumed_grants`, `tc_pending_approvals`,
-//! `tc_schema_version`) are created and migrated on open, inside one `BEGIN IMMEDIATE`
-//! transaction, so two processes opening a new file at once do it one after the other. A file written by a newer version of this
+//! The tables (`tc_idempotency`, `tc_consumed_grants`, `tc_standing_rule_uses`,
+//! `tc_pending_approvals`, `tc_schema_version`) are created and migrated on open, inside one
+//! `BEGIN IMMEDIATE` transaction, so two processes opening a new file at once do it one after
+//! the other. A file written by a newer version of this
 //! crate is refused rather than misread.
 
 use std::path::Path;
