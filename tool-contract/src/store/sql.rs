@@ -534,7 +534,7 @@ mod tests {
         assert!(s.migrations[0][0].contains("CREATE TABLE \"t1\".tc_idempotency"));
         assert!(s.version_table.contains("\"t1\".tc_schema_version"));
         assert!(!s.migrations.concat().iter().any(|m| m.contains('{')));
-        assert!(s.migrations[1][0].contains("CREATE TABLE \"t1\".tc_pending_approvals"));
+        assert!(s.migrations[2][0].contains("CREATE TABLE \"t1\".tc_pending_approvals"));
         assert!(s
             .pending
             .decide
