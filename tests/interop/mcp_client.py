@@ -4,6 +4,8 @@ Driven by examples/tests/mcp_interop.rs; runnable by hand too:
 
     python tests/interop/mcp_client.py --stdio target/debug/mcp_server --stdio
     python tests/interop/mcp_client.py --http http://127.0.0.1:PORT/mcp
+    python tests/interop/mcp_client.py --approvals target/debug/approvals FILE \
+        --stdio target/debug/mcp_server --pending-store FILE --stdio
 
 It lists the tools (all but `delete_document`, which the example's user lacks the capability
 for and so is not shown), calls one that succeeds, one with bad arguments, the hidden one
@@ -14,7 +16,10 @@ session declares MCP elicitation and answers the server's approval questions: ap
 list carries the cache hints, and the approval questions arrive as input requests in the call
 results, answered on the SDK's automatic retry. Every `structuredContent` (errors
 included) is checked against the tool's advertised `outputSchema` with `jsonschema`, on top of
-the SDK's own check of successful results. Prints `PASS <check>` / `FAIL <check>: <why>` lines
+the SDK's own check of successful results. With `--approvals CMD FILE` (the server keeping its
+pending approvals in FILE), one more session without elicitation gets an `approval_id`,
+approves it with the `approvals` command in another process, and retries the call: it runs,
+once. Prints `PASS <check>` / `FAIL <check>: <why>` lines
 and exits 1 if any check failed.
 """
 
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
 import traceback
 from typing import Any
@@ -186,6 +192,30 @@ async def approval_scenario(session: ClientSession) -> None:
     check("elicit_declined.denied", error.get("code") == "APPROVAL_DENIED", repr(error)[:300])
 
 
+async def deferred_scenario(session: ClientSession, approvals: list[str]) -> None:
+    """Out of band: the call waits under an id, another process approves it, the retry runs."""
+    await session.initialize()
+    listed = await session.list_tools()
+    schema = next(t for t in listed.tools if t.name == "send_email").model_dump(by_alias=True)["outputSchema"]
+    schemas = {"send_email": schema}
+    email = {"to": "lee@acme.test", "subject": "Deferred", "body": "Approved out of band."}
+    result = await call(session, "send_email", email)
+    envelope = check_envelope("deferred_waiting", schemas, "send_email", result, ok=False)
+    details = envelope.get("error", {}).get("safe_details", {})
+    approval_id = str(details.get("approval_id", ""))
+    check("deferred_waiting.approval_id", bool(approval_id), repr(details)[:400])
+    command, store = approvals
+    decided = subprocess.run(
+        [command, "--store", store, "approve", approval_id, "--reason", "interop", "--as", "user:lee"],
+        capture_output=True, text=True, timeout=CALL_TIMEOUT_S,
+    )
+    check("deferred_approved.command", decided.returncode == 0 and '"approved"' in decided.stdout, decided.stderr[:300])
+    result = await call(session, "send_email", email)
+    envelope = check_envelope("deferred_ran", schemas, "send_email", result, ok=True)
+    check("deferred_ran.once", envelope.get("meta", {}).get("attempts") == 1, repr(envelope)[:300])
+    result = await call(session, "send_email", email)
+    envelope = check_envelope("deferred_replayed", schemas, "send_email", result, ok=True)
+    check("deferred_replayed.replay", envelope.get("meta", {}).get("idempotency") == "replayed", repr(envelope)[:300])
 async def modern_scenario(server: Any) -> None:
     """The 2026-07-28 revision with the SDK's high-level client, which negotiates it itself."""
     async with Client(server, elicitation_callback=approver, read_timeout_seconds=CALL_TIMEOUT_S) as client:
@@ -227,6 +257,7 @@ async def main() -> int:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--stdio", nargs=argparse.REMAINDER, metavar="CMD", help="server command line")
     group.add_argument("--http", metavar="URL", help="streamable HTTP endpoint")
+    parser.add_argument("--approvals", nargs=2, metavar=("CMD", "FILE"), help="approval command and the server's pending store")
     args = parser.parse_args()
     async with transport(args) as (read, write):
         async with ClientSession(read, write) as session:
@@ -235,6 +266,10 @@ async def main() -> int:
     async with transport(args) as (read, write):
         async with ClientSession(read, write, elicitation_callback=approver) as session:
             await approval_scenario(session)
+    if args.approvals:
+        async with transport(args) as (read, write):
+            async with ClientSession(read, write) as session:
+                await deferred_scenario(session, args.approvals)
     await modern_scenario(server_target(args))
     print(f"SUMMARY {'FAIL' if failures else 'PASS'} failures={len(failures)}", flush=True)
     return 1 if failures else 0

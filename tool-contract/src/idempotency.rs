@@ -317,6 +317,34 @@ pub(crate) async fn begin(
     }
 }
 
+/// What a claim of the call's key would answer if it is a replay: the completed, unexpired
+/// record for the same arguments, read without claiming. `None` when the call has no key,
+/// the store holds no such record, or the store cannot answer (then a human is asked, as
+/// without the check).
+pub(crate) async fn peek(
+    services: &Services,
+    contract: &ToolContract,
+    ctx: &ToolContext,
+    args: &Value,
+) -> Option<Early> {
+    let key = ctx.idempotency_key()?;
+    let scoped = scoped_key(contract, ctx, key);
+    let args_hash = crate::canonical::sha256(args);
+    let now = services.clock.now_ms();
+    let store = &services.idempotency.store;
+    match bounded(ctx.deadline(), store.peek(&scoped, &args_hash, now)).await {
+        Ok(Some(envelope)) => match serde_json::from_str::<Observation>(&envelope) {
+            Ok(obs) => Some(Early::Replay(Box::new(obs))),
+            Err(_) => None,
+        },
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, tool = %contract.name, "idempotency store unavailable for a replay check");
+            None
+        }
+    }
+}
+
 /// What to do with a held claim once the call has its outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Disposition {

@@ -147,5 +147,5 @@ pub use prepare::Prepared;
 pub use proposal::{Proposal, ProposalLimits};
 pub use random::RandomUnavailable;
 pub use refuse::Rejection;
-pub use registry::{Registry, RegistryBuilder, RegistryError};
+pub use registry::{PendingApproval, Registry, RegistryBuilder, RegistryError};
 pub use repair::{RepairFeedback, RepairLoop, RepairStep};

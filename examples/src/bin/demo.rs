@@ -5,9 +5,11 @@
 //! `cargo run -p tool-contract-examples --bin demo` plays the script;
 //! add `-- --contracts` to print the tools' contracts as JSON instead.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tool_contract::flow::Session;
+use tool_contract::store::MemoryStore;
 use tool_contract::{Prepared, Registry, RepairLoop, RepairStep, ToolContext, Toolset};
 use tool_contract_examples::DocumentStore;
 
@@ -199,7 +201,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     store.set_scores_in_percent(false);
 
     flow_scene(&registry, &store).await?;
-    edited_scene(&registry, &store).await
+    edited_scene(&registry, &store).await?;
+    deferred_scene(&store).await
 }
 
 /// An approver changes the arguments before saying yes: the edit is checked again, gets its
@@ -336,6 +339,71 @@ async fn flow_scene(
     );
     println!(
         "mails sent in this scene: {} (the reply only)",
+        store.sent_mail().len() - before
+    );
+    Ok(())
+}
+
+/// Deferred approval: nobody is there to approve when the model proposes, so the call waits
+/// in a store under an id; an operator, in another task with its own registry on the same
+/// store (another process, with a durable store), decides it later; the retry runs it once.
+async fn deferred_scene(store: &DocumentStore) -> Result<(), Box<dyn std::error::Error>> {
+    step("10. deferred approval: decided later, by id, by another task");
+    let shared = Arc::new(MemoryStore::new());
+    let on_shared_store = || {
+        Registry::builder()
+            .toolset(tools())
+            .store(Arc::clone(&shared))
+            .pending_approval_store(Arc::clone(&shared))
+            .build()
+    };
+    let (agent, operator) = (on_shared_store()?, on_shared_store()?);
+    let ctx = ToolContext::builder()
+        .principal("user:kim")
+        .tenant("acme")
+        .capabilities(["mail:send"])
+        .state(store.clone())
+        .build();
+    let mail = r#"{"id": "call_901", "name": "send_email", "arguments": {"to": "ops-lead@acme.test", "subject": "Outage review", "body": "The review is on Friday."}}"#;
+    show_proposal(mail);
+    let waiting = agent.handle_deferred(mail, &ctx).await;
+    println!("{}", waiting.to_prompt_block());
+    let before = store.sent_mail().len();
+
+    let decided = tokio::spawn(async move {
+        let listed = operator.pending_approvals(Some("acme")).await?;
+        for p in &listed {
+            println!(
+                "operator sees {} waiting: {} {} for {} with {}",
+                p.id,
+                p.subject.tool,
+                p.subject.tool_version,
+                p.principal().unwrap_or("-"),
+                p.subject.arguments
+            );
+        }
+        let id = listed.first().map(|p| p.id.clone()).unwrap_or_default();
+        operator
+            .approve_pending(Some("acme"), &id, "user:lee", "expected mail")
+            .await
+    })
+    .await??;
+    println!("operator approved {}: {}", decided.id, decided.state.name());
+
+    println!("the model retries the same call: it runs, once");
+    show_proposal(mail);
+    println!(
+        "{}",
+        agent.handle_deferred(mail, &ctx).await.to_prompt_block()
+    );
+    println!("and again: the recorded result, nothing sent");
+    let again = agent.handle_deferred(mail, &ctx).await;
+    println!(
+        "idempotency: {}",
+        again.meta.idempotency.as_deref().unwrap_or("-")
+    );
+    println!(
+        "mails sent in this scene: {}",
         store.sent_mail().len() - before
     );
     Ok(())

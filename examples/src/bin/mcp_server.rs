@@ -4,16 +4,30 @@
 //! mcp_server --stdio                  one session over stdin/stdout (what MCP hosts launch)
 //! mcp_server --http [ADDR]            streamable HTTP at http://ADDR/mcp (127.0.0.1:8080 by default;
 //!                                     port 0 picks a free port); the URL is printed on stdout
+//! mcp_server --pending-store FILE ... either of the above, keeping idempotency records, grant
+//!                                     marks and approvals waiting for an operator in the SQLite
+//!                                     file FILE, which the `approvals` command decides
 //! ```
+//!
+//! Without elicitation in the client, a call that needs approval waits under an `approval_id`:
+//!
+//! ```text
+//! approvals --store FILE list
+//! approvals --store FILE approve <approval_id> --reason "expected"
+//! ```
+//!
+//! after which the model's retry of the same call runs it, once.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tool_contract::mcp::HttpConfig;
-use tool_contract_examples::mcp::document_server;
+use tool_contract::store::SqliteStore;
+use tool_contract_examples::mcp::{document_registry_builder, document_server_on};
 use tool_contract_examples::DocumentStore;
 
-const USAGE: &str = "usage: mcp_server --stdio | --http [ADDR]   (ADDR defaults to 127.0.0.1:8080)";
+const USAGE: &str = "usage: mcp_server [--pending-store FILE] --stdio | --http [ADDR]   (ADDR defaults to 127.0.0.1:8080)";
 
 enum Mode {
     Stdio,
@@ -41,9 +55,29 @@ fn parse(args: &[String]) -> Result<Mode, String> {
     }
 }
 
+/// Takes `--pending-store FILE` out of `args`.
+fn pending_store(args: &mut Vec<String>) -> Result<Option<PathBuf>, String> {
+    let Some(at) = args.iter().position(|a| a == "--pending-store") else {
+        return Ok(None);
+    };
+    if at + 1 >= args.len() {
+        return Err(USAGE.to_owned());
+    }
+    let file = args.remove(at + 1);
+    args.remove(at);
+    Ok(Some(PathBuf::from(file)))
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let pending = match pending_store(&mut args) {
+        Ok(file) => file,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(2);
+        }
+    };
     let mode = match parse(&args) {
         Ok(mode) => mode,
         Err(message) => {
@@ -51,7 +85,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(mode).await {
+    match run(mode, pending).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("mcp_server: {err}");
@@ -60,8 +94,15 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(mode: Mode) -> Result<(), Box<dyn std::error::Error>> {
-    let server = document_server(DocumentStore::seeded())?;
+async fn run(mode: Mode, pending: Option<PathBuf>) -> Result<(), Box<dyn std::error::Error>> {
+    let mut registry = document_registry_builder();
+    if let Some(file) = pending {
+        // One file for every store: a restarted server still knows what it ran, and the
+        // `approvals` command decides what waits in it.
+        let store = SqliteStore::open(&file).await?;
+        registry = registry.store(store.clone()).pending_approval_store(store);
+    }
+    let server = document_server_on(registry.build()?, DocumentStore::seeded());
     match mode {
         // stdout carries the protocol: nothing else may be printed there.
         Mode::Stdio => server.serve_stdio().await?,

@@ -7,6 +7,7 @@ mod audit;
 mod canonical;
 mod contracts;
 mod defaults;
+mod deferred;
 mod demo_flow;
 mod executor;
 mod export;

@@ -754,6 +754,228 @@ async fn the_approval_question_shows_invisible_characters_as_escapes() {
     client.close().await;
 }
 
+// ---- deferred approvals: decided out of band by id, then the model's retry ----
+
+/// The `approval_id` of an `APPROVAL_REQUIRED` result, after checking the envelope says how
+/// to approve it.
+fn waiting_id(result: &Value) -> String {
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{result}");
+    let details = &error["safe_details"];
+    assert_eq!(details["approval_channel"], "out_of_band");
+    assert!(details["how_to_approve"]
+        .as_str()
+        .unwrap()
+        .contains("approval_id"));
+    assert!(details["approval_expires_at_ms"].as_u64().is_some());
+    details["approval_id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_out_of_band_approval_by_id_lets_the_retry_run_once() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).build();
+    let registry = server.registry().clone();
+    let (mut client, _) = Client::connect(server).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+
+    let first = client.call("send_email", email.clone()).await;
+    let id = waiting_id(&first);
+    // Retried before anyone decided: the same request, still waiting, nothing run.
+    assert_eq!(
+        waiting_id(&client.call("send_email", email.clone()).await),
+        id
+    );
+    assert!(store.sent_mail().is_empty());
+
+    // The host's approval command, from another task sharing the registry's store.
+    let operator = tokio::spawn(async move {
+        let pending = registry.pending_approvals(Some("acme")).await.unwrap();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].subject.arguments["to"], "lee@acme.test");
+        let other = registry
+            .approve_pending(Some("globex"), &pending[0].id, "user:eve", "")
+            .await;
+        assert_eq!(other.unwrap_err().code(), "PENDING_APPROVAL_OTHER_TENANT");
+        registry
+            .approve_pending(Some("acme"), &pending[0].id, "user:lee", "expected")
+            .await
+            .unwrap()
+    });
+    assert_eq!(operator.await.unwrap().id, id);
+
+    let ran = client.call("send_email", email.clone()).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(ran["structuredContent"]["meta"]["attempts"], 1);
+    assert_eq!(store.sent_mail().len(), 1);
+    // Once: the next retry is the key's recorded result.
+    let again = client.call("send_email", email).await;
+    assert_eq!(
+        again["structuredContent"]["meta"]["idempotency"],
+        "replayed"
+    );
+    assert_eq!(store.sent_mail().len(), 1);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_out_of_band_denial_by_id_reaches_the_retry() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).elicitation(false).build();
+    let registry = server.registry().clone();
+    let (mut client, _) = Client::connect(server).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    registry
+        .deny_pending(Some("acme"), &id, "user:lee", "wrong recipient")
+        .await
+        .unwrap();
+    let denied = client.call("send_email", email).await;
+    let error = &denied["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_DENIED", "{denied}");
+    assert_eq!(error["safe_details"]["reason"], "wrong recipient");
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_approval_decided_out_of_band_is_not_asked_again_by_elicitation() {
+    let store = DocumentStore::seeded();
+    // The first call's elicitation is dismissed, so the call waits out of band.
+    let server = builder(&store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let registry = server.registry().clone();
+    let answer: Answer = Box::new(|_req: &Value| Some(json!({"action": "cancel"})));
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    assert_eq!(client.asked.len(), 1);
+    registry
+        .approve_pending(Some("acme"), &id, "user:lee", "ok")
+        .await
+        .unwrap();
+    let ran = client.call("send_email", email).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(
+        client.asked.len(),
+        1,
+        "the decision was taken; nobody is asked"
+    );
+    assert_eq!(store.sent_mail().len(), 1);
+    client.close().await;
+}
+
+#[tokio::test]
+async fn an_approval_given_by_elicitation_closes_the_request_waiting_out_of_band() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store)
+        .approval_timeout(Duration::from_millis(300))
+        .build();
+    let registry = server.registry().clone();
+    // Dismissed the first time, approved the second.
+    let mut asked = 0;
+    let answer: Answer = Box::new(move |_req: &Value| {
+        asked += 1;
+        Some(if asked == 1 {
+            json!({"action": "cancel"})
+        } else {
+            json!({"action": "accept", "content": {"approve": true}})
+        })
+    });
+    let (mut client, _) =
+        Client::connect_with(server, json!({"elicitation": {"form": {}}}), Some(answer)).await;
+    let email: Value = serde_json::from_str(EMAIL).unwrap();
+    let id = waiting_id(&client.call("send_email", email.clone()).await);
+    let ran = client.call("send_email", email).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    assert_eq!(store.sent_mail().len(), 1);
+    // The operator can no longer release a second execution with the old request.
+    let late = registry
+        .approve_pending(Some("acme"), &id, "user:lee", "")
+        .await;
+    assert_eq!(late.unwrap_err().code(), "PENDING_APPROVAL_DECIDED");
+    let closed = registry.pending_approval(Some("acme"), &id).await.unwrap();
+    assert_eq!(closed.state.name(), "used");
+    client.close().await;
+}
+
+/// A pending store that cannot be reached.
+struct Unreachable;
+
+#[async_trait::async_trait]
+impl tool_contract::store::PendingApprovalStore for Unreachable {
+    async fn put(
+        &self,
+        _: &tool_contract::store::PendingRecord,
+    ) -> Result<(), tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn get(
+        &self,
+        _: &str,
+    ) -> Result<Option<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn list_pending(
+        &self,
+        _: Option<&str>,
+        _: u64,
+        _: u32,
+    ) -> Result<Vec<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn decide(
+        &self,
+        _: &str,
+        _: tool_contract::store::Decision<'_>,
+    ) -> Result<bool, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn find(
+        &self,
+        _: Option<&str>,
+        _: &str,
+        _: u64,
+    ) -> Result<Option<tool_contract::store::PendingRecord>, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn mark_used(&self, _: &str) -> Result<bool, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+    async fn purge_pending(&self, _: u64) -> Result<u64, tool_contract::store::StoreError> {
+        Err(tool_contract::store::StoreError::new("unreachable"))
+    }
+}
+
+#[tokio::test]
+async fn an_unreachable_pending_store_leaves_the_call_unrun_and_says_it_was_not_kept() {
+    let store = DocumentStore::seeded();
+    let registry = tool_contract_examples::mcp::document_registry_builder()
+        .pending_approval_store(Unreachable)
+        .build()
+        .unwrap();
+    let server = tool_contract_examples::mcp::document_server_on(registry, store.clone());
+    let (mut client, _) = Client::connect(server).await;
+    let result = client
+        .call("send_email", serde_json::from_str(EMAIL).unwrap())
+        .await;
+    let error = &result["structuredContent"]["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{result}");
+    assert!(error["safe_details"].get("approval_id").is_none());
+    assert!(error["safe_details"]["how_to_approve"]
+        .as_str()
+        .unwrap()
+        .contains("could not be kept"));
+    assert!(
+        !error.to_string().contains("unreachable"),
+        "no store text reaches the model"
+    );
+    assert!(store.sent_mail().is_empty());
+    client.close().await;
+}
+
 // ---- standing approvals through the MCP server ----
 
 /// A call a standing rule approves runs at once over MCP, with no approval question and no

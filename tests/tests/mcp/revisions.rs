@@ -314,12 +314,17 @@ async fn an_input_answer_counts_once_and_only_for_the_call_it_was_asked_about() 
     assert_eq!(envelope(&forged)["error"]["code"], "APPROVAL_REQUIRED");
     assert!(store.sent_mail().is_empty());
 
-    // Answered as asked: runs once; the same answer replayed runs nothing more.
+    // Answered as asked: runs once; the same answer replayed runs nothing more (the call's
+    // key already holds its result, which is replayed without asking anyone).
     let handle = ask(&client, email()).await;
     let ran = complete(&client, answered(email(), &handle, true)).await;
     assert_eq!(envelope(&ran)["ok"], true, "{ran:?}");
     let replayed = complete(&client, answered(email(), &handle, true)).await;
-    assert_eq!(envelope(&replayed)["error"]["code"], "APPROVAL_REQUIRED");
+    assert_eq!(
+        envelope(&replayed)["meta"]["idempotency"],
+        "replayed",
+        "{replayed:?}"
+    );
     assert_eq!(store.sent_mail().len(), 1);
     client.cancel().await.unwrap();
 }
@@ -343,6 +348,30 @@ async fn a_2025_client_is_still_asked_by_elicitation() {
     let result = client.call_tool(email()).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{result:?}");
     assert_eq!(asked.lock().unwrap().len(), 1);
+    assert_eq!(store.sent_mail().len(), 1);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn under_2026_07_28_a_call_approved_out_of_band_runs_on_retry() {
+    let store = DocumentStore::seeded();
+    let server = builder(&store).build();
+    let registry = server.registry().clone();
+    // rmcp's client, speaking 2026-07-28, without elicitation: the call waits out of band.
+    let client = connect(server, Answering::new(false, None), modern()).await;
+    let waiting = complete(&client, email()).await;
+    let error = &envelope(&waiting)["error"];
+    assert_eq!(error["code"], "APPROVAL_REQUIRED", "{waiting:?}");
+    let id = error["safe_details"]["approval_id"]
+        .as_str()
+        .expect("the envelope names the approval id")
+        .to_owned();
+    registry
+        .approve_pending(Some("acme"), &id, "user:lee", "expected")
+        .await
+        .unwrap();
+    let ran = complete(&client, email()).await;
+    assert_eq!(envelope(&ran)["ok"], true, "{ran:?}");
     assert_eq!(store.sent_mail().len(), 1);
     client.cancel().await.unwrap();
 }

@@ -53,6 +53,11 @@ impl Backend for Memory {
 
 conformance_tests!(Memory);
 
+mod deferred {
+    use super::*;
+    pending_tests!(Memory);
+}
+
 /// The default clock follows a paused Tokio clock: the lease of a timed-out write ends when
 /// Tokio's time passes it, and the next call runs again with the same key.
 #[tokio::test(start_paused = true)]
@@ -380,4 +385,49 @@ mod hardening {
         clock.advance(Duration::from_secs(25 * 3600));
         assert_eq!(registry.purge_expired().await.unwrap(), 1);
     }
+}
+
+/// The in-memory pending store is bounded: past its cap a new request is refused (the
+/// caller is told it could not be stored) until older ones expire.
+#[tokio::test]
+async fn the_memory_pending_store_is_bounded() {
+    use tool_contract::store::{PendingApprovalStore, PendingRecord};
+
+    let store = MemoryStore::new();
+    let record = |i: usize, now: u64| {
+        PendingRecord::new(
+            format!("r{i}"),
+            Some("acme".into()),
+            None,
+            format!("sha256:{i}"),
+            "send_email",
+            "1.2.0",
+            format!("call_{i}"),
+            "{}",
+            now,
+            now + 1_000,
+        )
+    };
+    for i in 0..10_000 {
+        store.put(&record(i, 0)).await.unwrap();
+    }
+    assert!(store.put(&record(10_000, 10)).await.is_err());
+    assert_eq!(
+        store
+            .list_pending(Some("acme"), 10, 20_000)
+            .await
+            .unwrap()
+            .len(),
+        10_000
+    );
+    // Once the old ones expired, there is room again.
+    store.put(&record(10_001, 1_000)).await.unwrap();
+    assert_eq!(
+        store
+            .list_pending(Some("acme"), 1_000, 20_000)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }

@@ -72,6 +72,11 @@ impl Backend for Sqlite {
 
 conformance_tests!(Sqlite::new());
 
+mod deferred {
+    use super::*;
+    pending_tests!(Sqlite::new());
+}
+
 #[tokio::test]
 async fn restart_replays_through_the_pipeline() {
     let dir = TempDir::new().unwrap();
@@ -130,7 +135,7 @@ async fn concurrent_opens_of_a_new_file_migrate_once() {
         .fetch_all(&mut raw(&path).await)
         .await
         .unwrap();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
 }
 
 #[tokio::test]

@@ -12,6 +12,15 @@
 //! | accept, `approve: false`, or decline | [`Registry::deny`]: `POLICY_DENIED` / `APPROVAL_DENIED` |
 //! | cancel, no answer in time, the request failed, or the call was cancelled meanwhile | nothing decided: `APPROVAL_REQUIRED`, out of band |
 //!
+//! Out of band, the request is kept in the registry's pending store
+//! ([`RegistryBuilder::pending_approval_store`](crate::RegistryBuilder::pending_approval_store))
+//! and the envelope names its `approval_id`. An operator approves or denies it by id
+//! ([`Registry::approve_pending`](crate::Registry::approve_pending),
+//! [`Registry::deny_pending`](crate::Registry::deny_pending)); the model's retry of the same
+//! call (same digest, same tenant) then gets the result of the one approved execution, or the
+//! denial, without asking the client again. Before any of this, a keyed call whose completed
+//! result the idempotency store holds is replayed: it runs nothing, so nobody is asked.
+//!
 //! [`Registry::grant`]: crate::Registry::grant
 //! [`Registry::execute_approved`]: crate::Registry::execute_approved
 //! [`Registry::deny`]: crate::Registry::deny
@@ -27,6 +36,7 @@ use crate::approval::ApprovalRequest;
 use crate::context::ToolContext;
 use crate::envelope::Observation;
 use crate::flow::Source;
+use crate::registry::{PendingApproval, Settled};
 
 /// Each argument's value is shortened to this many characters in the question.
 const MAX_VALUE_SHOWN: usize = 400;
@@ -40,6 +50,10 @@ pub(super) async fn resolve(
     rmcp: &RequestContext<RoleServer>,
     ctx: &ToolContext,
 ) -> Observation {
+    let (request, existing) = match settle(inner, request).await {
+        Ok(waiting) => waiting,
+        Err(observation) => return observation,
+    };
     let can_ask = inner.elicitation
         && rmcp
             .peer
@@ -48,9 +62,11 @@ pub(super) async fn resolve(
     if !can_ask {
         return out_of_band(
             inner,
-            &request,
+            request,
+            existing,
             "the client did not declare form elicitation",
-        );
+        )
+        .await;
     }
     // Never wait past the caller's deadline: a late "yes" would only run into it.
     let mut wait = inner.approval_timeout;
@@ -58,14 +74,22 @@ pub(super) async fn resolve(
         wait = wait.min(deadline.saturating_duration_since(tokio::time::Instant::now()));
     }
     let Ok(requested_schema) = form() else {
-        return out_of_band(inner, &request, "the approval form could not be built");
+        return out_of_band(
+            inner,
+            request,
+            existing,
+            "the approval form could not be built",
+        )
+        .await;
     };
     let Some(message) = question(&request) else {
         return out_of_band(
             inner,
-            &request,
+            request,
+            existing,
             "the arguments are too long to show in the client",
-        );
+        )
+        .await;
     };
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -80,12 +104,12 @@ pub(super) async fn resolve(
             Ok(answer) => answer,
             Err(err) => {
                 tracing::info!(error = %err, tool = %request.subject().tool, "approval elicitation failed");
-                return out_of_band(inner, &request, "the client did not answer the approval request");
+                return out_of_band(inner, request, existing, "the client did not answer the approval request").await;
             }
         },
         // Nothing has run yet, so a cancelled call can stop here.
         () = rmcp.ct.cancelled() => {
-            return out_of_band(inner, &request, "the client cancelled the call");
+            return out_of_band(inner, request, existing, "the client cancelled the call").await;
         }
     };
     let approver = approver(ctx);
@@ -96,29 +120,87 @@ pub(super) async fn resolve(
         .and_then(Value::as_bool);
     match (answer.action, approved) {
         (ElicitationAction::Accept, Some(true)) => {
+            // The same call may also wait out of band from an earlier try: close it, so an
+            // operator's later approval cannot release a second execution.
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, true, &approver, "approved in the MCP client")
+                    .await;
+            }
             let grant = inner.registry.grant(&request, &approver);
             inner.registry.execute_approved(request, &grant).await
         }
         (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
-            inner
-                .registry
-                .deny(request, &approver, "declined in the MCP client")
+            let reason = "declined in the MCP client";
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, false, &approver, reason)
+                    .await;
+            }
+            inner.registry.deny(request, &approver, reason)
         }
         // Cancel (dismissed without a choice) decides nothing.
-        _ => out_of_band(inner, &request, "the approval request was dismissed"),
+        _ => {
+            out_of_band(
+                inner,
+                request,
+                existing,
+                "the approval request was dismissed",
+            )
+            .await
+        }
     }
 }
 
-/// `APPROVAL_REQUIRED`, with why the client was not (successfully) asked and how to approve.
-pub(super) fn out_of_band(inner: &Inner, request: &ApprovalRequest, why: &str) -> Observation {
-    let mut observation = request.pending_observation();
+/// What a call needing approval meets before anyone is asked: `Err` with the observation
+/// when it is settled already, else the request and the same call's record waiting out of
+/// band, if any.
+pub(super) async fn settle(
+    inner: &Inner,
+    request: ApprovalRequest,
+) -> Result<(ApprovalRequest, Option<Box<PendingApproval>>), Observation> {
+    // A keyed call whose result is recorded runs nothing: replay it, ask nobody.
+    let request = match inner.registry.replay_instead(request).await {
+        Ok(replayed) => return Err(replayed),
+        Err(request) => request,
+    };
+    // An operator may already have decided this exact call (same digest, same tenant) out
+    // of band: the model's retry gets the one approved execution, or the denial.
+    match inner.registry.settle(request).await {
+        Settled::Done(observation) => Err(observation),
+        Settled::Waiting(request, existing) => Ok((request, existing)),
+    }
+}
+
+/// `APPROVAL_REQUIRED`, with why the client was not (successfully) asked and how to approve:
+/// the request waits in the registry's pending store (`existing`, or a new record) under the
+/// `approval_id` the envelope names, for an operator to decide by id.
+pub(super) async fn out_of_band(
+    inner: &Inner,
+    request: ApprovalRequest,
+    existing: Option<Box<PendingApproval>>,
+    why: &str,
+) -> Observation {
+    let (mut observation, stored) = inner.registry.wait_for_decision(request, existing).await;
+    let how = if stored {
+        inner.how_to_approve.as_ref()
+    } else {
+        NOT_STORED
+    };
     observation.error = observation.error.map(|err| {
         err.with_detail("approval_channel", "out_of_band")
             .with_detail("not_asked_because", why.to_owned())
-            .with_detail("how_to_approve", inner.how_to_approve.as_ref())
+            .with_detail("how_to_approve", how)
     });
     observation
 }
+
+/// `how_to_approve` when the pending store could not keep the request.
+const NOT_STORED: &str = "This call needs a human's approval before it runs, and the MCP \
+    client could not be asked for it (see not_asked_because). It was not run, and it could not \
+    be kept for an operator to decide right now; try again later.";
 
 /// Who approved, as far as the server can tell: the connected client asserts that its user
 /// said yes. The grant records it as such; a host that needs a stronger approver turns

@@ -31,6 +31,7 @@ use super::{approval, Inner};
 use crate::approval::ApprovalRequest;
 use crate::context::ToolContext;
 use crate::envelope::Observation;
+use crate::registry::PendingApproval;
 
 /// The key of the one input request a question carries.
 pub(super) const APPROVAL_INPUT: &str = "approval";
@@ -98,29 +99,46 @@ pub(super) async fn resolve(
     client: Option<&ClientCapabilities>,
     ctx: &ToolContext,
 ) -> Outcome {
+    // A replay, or a call an operator already decided out of band, asks nobody.
+    let (request, existing) = match approval::settle(inner, request).await {
+        Ok(waiting) => waiting,
+        Err(observation) => return Outcome::Done(observation),
+    };
     if let Some((handle, response)) = answer {
-        return Outcome::Done(answered(inner, request, handle, response, ctx).await);
+        return Outcome::Done(answered(inner, request, existing, handle, response, ctx).await);
     }
     if !inner.elicitation || !client.is_some_and(form_elicitation) {
-        return Outcome::Done(approval::out_of_band(
-            inner,
-            &request,
-            "the client did not declare form elicitation",
-        ));
+        return Outcome::Done(
+            approval::out_of_band(
+                inner,
+                request,
+                existing,
+                "the client did not declare form elicitation",
+            )
+            .await,
+        );
     }
     let Some(message) = approval::question(&request) else {
-        return Outcome::Done(approval::out_of_band(
-            inner,
-            &request,
-            "the arguments are too long to show in the client",
-        ));
+        return Outcome::Done(
+            approval::out_of_band(
+                inner,
+                request,
+                existing,
+                "the arguments are too long to show in the client",
+            )
+            .await,
+        );
     };
     let Ok(requested_schema) = approval::form() else {
-        return Outcome::Done(approval::out_of_band(
-            inner,
-            &request,
-            "the approval form could not be built",
-        ));
+        return Outcome::Done(
+            approval::out_of_band(
+                inner,
+                request,
+                existing,
+                "the approval form could not be built",
+            )
+            .await,
+        );
     };
     // A question outlives no deadline of the call that asked it.
     let mut expires = Instant::now() + inner.approval_timeout;
@@ -128,11 +146,15 @@ pub(super) async fn resolve(
         expires = expires.min(deadline);
     }
     let Some(handle) = inner.questions.ask(request.digest(), expires) else {
-        return Outcome::Done(approval::out_of_band(
-            inner,
-            &request,
-            "too many approval questions are waiting for an answer",
-        ));
+        return Outcome::Done(
+            approval::out_of_band(
+                inner,
+                request,
+                existing,
+                "too many approval questions are waiting for an answer",
+            )
+            .await,
+        );
     };
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
@@ -151,6 +173,7 @@ pub(super) async fn resolve(
 async fn answered(
     inner: &Inner,
     request: ApprovalRequest,
+    existing: Option<Box<PendingApproval>>,
     handle: &str,
     response: Option<&serde_json::Value>,
     ctx: &ToolContext,
@@ -158,21 +181,31 @@ async fn answered(
     let Some(asked_about) = inner.questions.take(handle) else {
         return approval::out_of_band(
             inner,
-            &request,
+            request,
+            existing,
             "the answer came back for no open question (unknown, already answered or expired)",
-        );
+        )
+        .await;
     };
     if asked_about != request.digest() {
         return approval::out_of_band(
             inner,
-            &request,
+            request,
+            existing,
             "the answer was given for another call (its arguments or caller differ)",
-        );
+        )
+        .await;
     }
     let Some(result) =
         response.and_then(|r| serde_json::from_value::<ElicitResult>(r.clone()).ok())
     else {
-        return approval::out_of_band(inner, &request, "the client sent no approval answer");
+        return approval::out_of_band(
+            inner,
+            request,
+            existing,
+            "the client sent no approval answer",
+        )
+        .await;
     };
     let approved = result
         .content
@@ -182,16 +215,37 @@ async fn answered(
     // The same mapping as an elicitation answer (see the `approval` module).
     match (result.action, approved) {
         (ElicitationAction::Accept, Some(true)) => {
-            let grant = inner.registry.grant(&request, &approver(ctx));
+            let approver = approver(ctx);
+            // Close the same call's request waiting out of band (see the `approval` module).
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, true, &approver, "approved in the MCP client")
+                    .await;
+            }
+            let grant = inner.registry.grant(&request, &approver);
             inner.registry.execute_approved(request, &grant).await
         }
         (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
-            inner
-                .registry
-                .deny(request, &approver(ctx), "declined in the MCP client")
+            let (approver, reason) = (approver(ctx), "declined in the MCP client");
+            if let Some(pending) = &existing {
+                inner
+                    .registry
+                    .close_pending(pending, false, &approver, reason)
+                    .await;
+            }
+            inner.registry.deny(request, &approver, reason)
         }
         // Cancel (dismissed without a choice) decides nothing.
-        _ => approval::out_of_band(inner, &request, "the approval request was dismissed"),
+        _ => {
+            approval::out_of_band(
+                inner,
+                request,
+                existing,
+                "the approval request was dismissed",
+            )
+            .await
+        }
     }
 }
 

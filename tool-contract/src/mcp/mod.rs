@@ -24,7 +24,8 @@
 //! | success | `isError: false`, `structuredContent` = the success envelope |
 //! | any tool error (bad arguments, capability missing, timeout, ...) | `isError: true`, `structuredContent` = the error envelope |
 //! | needs approval, client declared form `elicitation` | the client's user is asked (by an `elicitation/create` request, or under 2026-07-28 by an input request in the result): approve → the call runs once under a signed grant; decline → `POLICY_DENIED` / `APPROVAL_DENIED` |
-//! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `not_asked_because` and `how_to_approve` in `safe_details` |
+//! | needs approval, no elicitation (or no answer in time) | `isError: true`, `POLICY_DENIED` / `APPROVAL_REQUIRED`, with `digest`, `approval_id`, `not_asked_because` and `how_to_approve` in `safe_details`; the request waits in the registry's pending store for an operator to decide by id |
+//! | the same call again, after an operator decided it | the result of the one approved execution, or `APPROVAL_DENIED` |
 //! | unknown tool | JSON-RPC error `-32602` (invalid params), the `UNKNOWN_TOOL` envelope in `error.data` |
 //!
 //! **Flow control.** Each MCP session gets its own [`Session`] record (a stdio connection
@@ -347,9 +348,10 @@ impl fmt::Debug for McpServerBuilder {
 }
 
 const DEFAULT_HOW_TO_APPROVE: &str = "This call needs a human's approval before it runs, and \
-    the MCP client could not be asked for it (see not_asked_because). It was not run. An \
-    operator can approve the digest out of band with the host's approval tool, which then runs \
-    it; retrying the call here only asks again. Tell the user it is waiting for approval.";
+    the MCP client could not be asked for it (see not_asked_because). It was not run. It waits \
+    under approval_id until approval_expires_at_ms for an operator, who approves or denies it by \
+    that id with the host's approval command. Tell the user it is waiting for approval; once it \
+    is decided, the same call again returns its result (it runs once) or the denial.";
 
 impl McpServer {
     /// A server for `registry` with the default settings, whose calls run with the context
@@ -492,7 +494,8 @@ impl McpServerBuilder {
 
     /// The sentence put in `safe_details.how_to_approve` of an `APPROVAL_REQUIRED` envelope
     /// when the client cannot be asked: tell the model (and the user reading along) how your
-    /// operators approve a digest out of band.
+    /// operators approve the request by its `approval_id` out of band, e.g. your command for
+    /// [`Registry::approve_pending`](crate::Registry::approve_pending).
     #[must_use]
     pub fn how_to_approve(mut self, text: impl Into<Cow<'static, str>>) -> Self {
         self.inner.how_to_approve = text.into();

@@ -164,6 +164,8 @@ pub struct RegistryBuilder {
     clock: Option<Arc<dyn Clock>>,
     exports: Vec<Exporter>,
     escalate_flows: Vec<String>,
+    pending: Option<Arc<dyn crate::store::PendingApprovalStore>>,
+    pending_ttl: Duration,
     standing_rules: Vec<crate::standing::StandingRule>,
 }
 
@@ -185,6 +187,8 @@ impl Default for RegistryBuilder {
             clock: None,
             exports: Vec::new(),
             escalate_flows: Vec::new(),
+            pending: None,
+            pending_ttl: super::deferred::DEFAULT_PENDING_TTL,
             standing_rules: Vec::new(),
         }
     }
@@ -257,6 +261,26 @@ impl RegistryBuilder {
     #[must_use]
     pub fn approval_store(mut self, store: impl ApprovalStore) -> Self {
         self.approval_store = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps deferred approval requests in `store` (default: in memory, so only this
+    /// registry can decide them, and at most 10,000 wait at once). Give every process that lists, decides or resumes them the
+    /// same durable store; see [`Registry::defer`](crate::Registry::defer).
+    #[must_use]
+    pub fn pending_approval_store(
+        mut self,
+        store: impl crate::store::PendingApprovalStore,
+    ) -> Self {
+        self.pending = Some(Arc::new(store));
+        self
+    }
+
+    /// How long a deferred approval request may wait for its decision, and an approved one
+    /// for its release (1 hour by default).
+    #[must_use]
+    pub fn pending_approval_ttl(mut self, ttl: Duration) -> Self {
+        self.pending_ttl = ttl;
         self
     }
 
@@ -459,6 +483,13 @@ impl RegistryBuilder {
                 catalog: Catalog::new(by_name),
                 services,
                 approvals,
+                deferred: super::deferred::DeferredConfig {
+                    store: self
+                        .pending
+                        .clone()
+                        .unwrap_or_else(|| Arc::new(crate::store::MemoryStore::new())),
+                    ttl_ms: crate::clock::millis(self.pending_ttl),
+                },
             }),
         };
         for exporter in &self.exports {

@@ -19,13 +19,17 @@ use crate::services::Services;
 
 mod approvals;
 mod build;
+mod deferred;
 
 pub use build::{RegistryBuilder, RegistryError};
+pub(crate) use deferred::Settled;
+pub use deferred::{PendingApproval, MAX_LISTED};
 
 pub(crate) struct Shared {
     catalog: Catalog,
     services: Services,
     approvals: ApprovalConfig,
+    deferred: deferred::DeferredConfig,
 }
 
 /// The set of tools an agent may use, ready to turn proposals into observations.
@@ -154,13 +158,20 @@ impl Registry {
     /// Parse, prepare and execute in one step. A call that needs approval is not run (unless
     /// a [standing rule](crate::standing) approves it): it returns `POLICY_DENIED` /
     /// `APPROVAL_REQUIRED` with the digest to approve, and its receipt records the pending
-    /// decision.
+    /// decision; unless its idempotency key already holds a completed result for the same
+    /// arguments, which is replayed (a replay runs nothing, so there is nothing to approve).
+    /// [`handle_deferred`](Self::handle_deferred) also stores the request for a decision by id.
     pub async fn handle(&self, raw: &str, ctx: &ToolContext) -> Observation {
         match self.prepare_raw(raw, ctx) {
             // Straight to the executor's future, not through `execute`: one less layer
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => self.leave_pending(request),
+            // A keyed call whose result is already recorded runs nothing: replay it rather
+            // than ask for an approval that would release nothing.
+            Ok(Prepared::NeedsApproval(request)) => match self.replay_instead(request).await {
+                Ok(replayed) => replayed,
+                Err(request) => self.leave_pending(request),
+            },
             Err(rejection) => rejection.into_observation(),
         }
     }
@@ -217,22 +228,29 @@ impl Registry {
     {
         match self.prepare_raw(raw, ctx) {
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
-            Ok(Prepared::NeedsApproval(request)) => match approver(&request).await {
-                ApprovalDecision::Approve { approver } => {
-                    let grant = self.grant(&request, &approver);
-                    self.execute_approved(request, &grant).await
+            Ok(Prepared::NeedsApproval(request)) => {
+                // A replay runs nothing: nobody is asked.
+                let request = match self.replay_instead(request).await {
+                    Ok(replayed) => return replayed,
+                    Err(request) => request,
+                };
+                match approver(&request).await {
+                    ApprovalDecision::Approve { approver } => {
+                        let grant = self.grant(&request, &approver);
+                        self.execute_approved(request, &grant).await
+                    }
+                    ApprovalDecision::ApproveEdited {
+                        approver,
+                        arguments,
+                    } => match self.approve_edited(request, arguments, &approver, ctx) {
+                        Ok((edited, grant)) => self.execute_approved(edited, &grant).await,
+                        Err(rejection) => rejection.into_observation(),
+                    },
+                    ApprovalDecision::Deny { approver, reason } => {
+                        self.deny(request, &approver, &reason)
+                    }
                 }
-                ApprovalDecision::ApproveEdited {
-                    approver,
-                    arguments,
-                } => match self.approve_edited(request, arguments, &approver, ctx) {
-                    Ok((edited, grant)) => self.execute_approved(edited, &grant).await,
-                    Err(rejection) => rejection.into_observation(),
-                },
-                ApprovalDecision::Deny { approver, reason } => {
-                    self.deny(request, &approver, &reason)
-                }
-            },
+            }
             Err(rejection) => rejection.into_observation(),
         }
     }
@@ -298,8 +316,8 @@ impl Registry {
             .await
     }
 
-    /// Deletes idempotency records past their retention and the marks of grants that expired
-    /// more than an hour ago (the hour covers replicas whose clocks run behind); returns how
+    /// Deletes idempotency records past their retention, deferred approval requests past
+    /// their expiry, and the marks of grants that expired more than an hour ago (the hour covers replicas whose clocks run behind); returns how
     /// many. Run it now and then (e.g. hourly) with a durable store; the in-memory store also
     /// sweeps by itself as it grows.
     pub async fn purge_expired(&self) -> Result<u64, crate::store::StoreError> {
@@ -307,12 +325,13 @@ impl Registry {
         let services = &self.inner.services;
         let now = services.clock.now_ms();
         let records = services.idempotency.store.purge_expired(now).await?;
+        let pending = self.inner.deferred.store.purge_pending(now).await?;
         let marks = self
             .inner
             .approvals
             .store
             .purge_consumed_grants(now.saturating_sub(GRANT_MARK_MARGIN_MS))
             .await?;
-        Ok(records + marks)
+        Ok(records + marks + pending)
     }
 }

@@ -40,6 +40,8 @@ struct Record {
 pub struct MemoryStore {
     records: Mutex<HashMap<String, Record>>,
     grants: Mutex<HashMap<String, u64>>,
+    /// Pending approval requests (see `store::pending`).
+    pub(super) pending: super::pending::MemoryPending,
     /// Standing rules' use counts, by rule id.
     rule_uses: Mutex<HashMap<String, u64>>,
 }
@@ -129,6 +131,19 @@ impl IdempotencyStore for MemoryStore {
             records.remove(key);
         }
         Ok(())
+    }
+
+    async fn peek(
+        &self,
+        key: &str,
+        args_hash: &str,
+        now_ms: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let records = lock(&self.records);
+        Ok(records
+            .get(key)
+            .filter(|rec| rec.expires_at_ms > now_ms && rec.args_hash == args_hash)
+            .and_then(|rec| rec.envelope.clone()))
     }
 
     async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {

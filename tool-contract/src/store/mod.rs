@@ -1,6 +1,6 @@
 //! Stores behind exactly-once writes and single-use approvals: one small trait per concern,
-//! [`IdempotencyStore`] and [`ApprovalStore`], and three backends that pass the same
-//! conformance suite:
+//! [`IdempotencyStore`], [`ApprovalStore`] and [`PendingApprovalStore`] (approval requests
+//! waiting for a decision by id), and three backends that pass the same conformance suite:
 //!
 //! | backend | for | feature |
 //! |---|---|---|
@@ -32,6 +32,7 @@
 //! neither overwrite nor delete its successor's record.
 
 mod memory;
+mod pending;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -45,6 +46,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 pub use memory::MemoryStore;
+pub use pending::{Decision, PendingApprovalStore, PendingRecord, PendingState};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 #[cfg(feature = "sqlite")]
@@ -160,6 +162,23 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 
     /// Deletes records whose retention ended; returns how many.
     async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError>;
+
+    /// The stored envelope of `key`'s record if it is completed, for the same `args_hash`
+    /// and not past its retention at `now_ms`: what a claim would answer with
+    /// [`Claim::Replay`], read without claiming or changing anything.
+    ///
+    /// The approval paths ask it before asking a human, because a call that would be a
+    /// replay runs nothing and needs no approval. The default knows no record (`None`), so a
+    /// store that does not implement it only costs a needless question.
+    async fn peek(
+        &self,
+        key: &str,
+        args_hash: &str,
+        now_ms: u64,
+    ) -> Result<Option<String>, StoreError> {
+        let _ = (key, args_hash, now_ms);
+        Ok(None)
+    }
 }
 
 /// Single-use approval grants.
@@ -224,6 +243,14 @@ impl<S: IdempotencyStore + ?Sized> IdempotencyStore for Arc<S> {
     async fn purge_expired(&self, now_ms: u64) -> Result<u64, StoreError> {
         (**self).purge_expired(now_ms).await
     }
+    async fn peek(
+        &self,
+        key: &str,
+        args_hash: &str,
+        now_ms: u64,
+    ) -> Result<Option<String>, StoreError> {
+        (**self).peek(key, args_hash, now_ms).await
+    }
 }
 
 #[async_trait]
@@ -258,5 +285,5 @@ impl<S: ApprovalStore + ?Sized> ApprovalStore for Arc<S> {
 mod tests {
     use super::*;
 
-    fn _obj_safe(_: &dyn IdempotencyStore, _: &dyn ApprovalStore) {}
+    fn _obj_safe(_: &dyn IdempotencyStore, _: &dyn ApprovalStore, _: &dyn PendingApprovalStore) {}
 }

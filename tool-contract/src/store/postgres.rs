@@ -22,10 +22,10 @@
 //!
 //! # Schema
 //!
-//! Tables `tc_idempotency`, `tc_consumed_grants`, `tc_standing_rule_uses` and
-//! `tc_schema_version` are created and
-//! migrated when the store is made, in one transaction holding a transaction-level advisory
-//! lock (`pg_advisory_xact_lock`), so replicas starting together migrate one at a time. By
+//! Tables `tc_idempotency`, `tc_consumed_grants`, `tc_standing_rule_uses`,
+//! `tc_pending_approvals` and `tc_schema_version` are created and migrated when the store is
+//! made, in one transaction holding a transaction-level advisory lock (`pg_advisory_xact_lock`),
+//! so replicas starting together migrate one at a time. By
 //! default the tables go where the connection's `search_path` puts them (usually `public`);
 //! [`PgStore::from_pool_in_schema`] keeps them in a schema of their own. A database migrated
 //! by a newer version of this crate is refused rather than misread.
@@ -195,6 +195,7 @@ fn lock_id(schema: &str) -> i64 {
 }
 
 sql::impl_stores!(PgStore, "postgres");
+super::pending::impl_pending_store!(PgStore, "postgres");
 
 #[cfg(test)]
 mod tests {

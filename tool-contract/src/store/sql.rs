@@ -12,7 +12,7 @@ use super::{Claim, ClaimRequest, StoreError};
 
 /// The schema, one entry per version, each a list of statements run in one transaction.
 ///
-/// `{idem}` and `{grants}` stand for the (possibly schema-qualified) table names. Append a
+/// `{idem}`, `{grants}` and `{pending}` stand for the (possibly schema-qualified) table names. Append a
 /// new version to change the schema; never edit a shipped one, because databases that
 /// already ran it will not run it again.
 pub(super) const MIGRATIONS: &[&[&str]] = &[
@@ -42,6 +42,8 @@ pub(super) const MIGRATIONS: &[&[&str]] = &[
             expires_at_ms BIGINT NOT NULL
         )"],
     // ---- end standing approvals ----
+    // Version 3: pending approval requests (see `store::pending`).
+    super::pending::MIGRATION,
 ];
 
 /// The schema version this build of the crate writes and understands.
@@ -133,23 +135,28 @@ pub(super) struct Statements {
     pub(super) purge: String,
     pub(super) consume: String,
     pub(super) purge_grants: String,
+    /// The statements on the pending approvals table.
+    pub(super) pending: super::pending::PendingSql,
     /// Counts one use of a standing rule.
     pub(super) consume_rule_use: String,
 }
 
 impl Statements {
     /// The statements for tables named `{prefix}tc_idempotency`, `{prefix}tc_consumed_grants`,
-    /// `{prefix}tc_standing_rule_uses` and `{prefix}tc_schema_version`; `prefix` is empty or a
+    /// `{prefix}tc_standing_rule_uses`, `{prefix}tc_pending_approvals` and
+    /// `{prefix}tc_schema_version`; `prefix` is empty or a
     /// quoted schema and a dot.
     pub(super) fn new(prefix: &str) -> Self {
         let idem = format!("{prefix}tc_idempotency");
         let grants = format!("{prefix}tc_consumed_grants");
         let rules = format!("{prefix}tc_standing_rule_uses");
         let version = format!("{prefix}tc_schema_version");
+        let pending = format!("{prefix}tc_pending_approvals");
         let fill = |sql: &str| {
             sql.replace("{idem}", &idem)
                 .replace("{grants}", &grants)
                 .replace("{rules}", &rules)
+                .replace("{pending}", &pending)
         };
         Statements {
             version_table: format!(
@@ -209,6 +216,7 @@ impl Statements {
                  WHERE r.uses < $3
                  RETURNING uses",
             ),
+            pending: super::pending::PendingSql::new(&pending),
         }
     }
 }
@@ -416,6 +424,19 @@ macro_rules! impl_stores {
                     .map_err($crate::store::sql::db_error($backend, "purge"))?;
                 Ok(done.rows_affected())
             }
+
+            async fn peek(
+                &self,
+                key: &str,
+                args_hash: &str,
+                now_ms: u64,
+            ) -> ::core::result::Result<::core::option::Option<String>, $crate::store::StoreError>
+            {
+                let rec = <Self as $crate::store::sql::ClaimOps>::read(self, key).await?;
+                Ok(rec
+                    .filter(|r| r.expires_at_ms > now_ms && r.args_hash == args_hash)
+                    .and_then(|r| r.envelope))
+            }
         }
 
         #[::async_trait::async_trait]
@@ -513,5 +534,10 @@ mod tests {
         assert!(s.migrations[0][0].contains("CREATE TABLE \"t1\".tc_idempotency"));
         assert!(s.version_table.contains("\"t1\".tc_schema_version"));
         assert!(!s.migrations.concat().iter().any(|m| m.contains('{')));
+        assert!(s.migrations[2][0].contains("CREATE TABLE \"t1\".tc_pending_approvals"));
+        assert!(s
+            .pending
+            .decide
+            .contains("UPDATE \"t1\".tc_pending_approvals"));
     }
 }

@@ -24,9 +24,9 @@
 //! # Schema
 //!
 //! The tables (`tc_idempotency`, `tc_consumed_grants`, `tc_standing_rule_uses`,
-//! `tc_schema_version`) are created and
-//! migrated on open, inside one `BEGIN IMMEDIATE` transaction, so two processes opening a
-//! new file at once do it one after the other. A file written by a newer version of this
+//! `tc_pending_approvals`, `tc_schema_version`) are created and migrated on open, inside one
+//! `BEGIN IMMEDIATE` transaction, so two processes opening a new file at once do it one after
+//! the other. A file written by a newer version of this
 //! crate is refused rather than misread.
 
 use std::path::Path;
@@ -207,3 +207,4 @@ impl From<MigrateError> for Opening {
 }
 
 sql::impl_stores!(SqliteStore, "sqlite");
+super::pending::impl_pending_store!(SqliteStore, "sqlite");
