@@ -66,6 +66,16 @@ pub struct ToolSpec {
     pub git_revision: Option<&'static str>,
 }
 
+/// The contract in `cell`, built by `build` on first use. Not generic, so the `OnceLock`
+/// machinery is compiled once, not once per tool.
+pub fn contract_once(
+    cell: &'static OnceLock<ToolContract>,
+    build: fn(&ToolSpec) -> ToolContract,
+    spec: &ToolSpec,
+) -> &'static ToolContract {
+    cell.get_or_init(|| build(spec))
+}
+
 /// Builds the contract of `T` from its spec. Called once per tool, behind a `OnceLock`.
 ///
 /// Generic only where it must be (the two schemas, the args' field table): the rest is

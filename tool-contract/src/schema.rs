@@ -35,10 +35,60 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     version: &str,
     direction: Direction,
 ) -> Value {
-    // Only the generator call depends on `T`: everything else is in `finish_tool_schema`,
-    // compiled once here instead of once per tool in every crate that defines tools.
-    let schema = generator(direction).into_root_schema_for::<T>().to_value();
-    finish_tool_schema(schema, tool, version, direction)
+    // Only `T`'s three schema functions depend on `T`: the generator's root machinery and
+    // everything after it are compiled once here, instead of once per type in every crate
+    // that defines tools.
+    let root = RootSchema {
+        name: T::schema_name,
+        id: T::schema_id,
+        schema: T::json_schema,
+    };
+    let schema = ROOT.with(|cell| {
+        let outer = cell.replace(Some(root));
+        let schema = generator(direction).into_root_schema_for::<Root>();
+        cell.set(outer);
+        schema
+    });
+    finish_tool_schema(schema.to_value(), tool, version, direction)
+}
+
+/// The root type's schema functions, for [`Root`].
+#[derive(Clone, Copy)]
+struct RootSchema {
+    name: fn() -> std::borrow::Cow<'static, str>,
+    id: fn() -> std::borrow::Cow<'static, str>,
+    schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+}
+
+thread_local! {
+    /// The type [`Root`] stands for while [`tool_schema`] generates its schema.
+    static ROOT: std::cell::Cell<Option<RootSchema>> = const { std::cell::Cell::new(None) };
+}
+
+/// Stands for the type whose root schema is being generated: the generator asks a root type
+/// for its name, its id and its schema, and `Root` answers with that type's. The generator sees
+/// the same id as for the type itself, so a recursive type still refers to the root the same
+/// way, and the schema is the one the type would get.
+struct Root;
+
+impl Root {
+    fn current() -> RootSchema {
+        // Set by `tool_schema` around the only call that asks `Root` anything.
+        ROOT.with(std::cell::Cell::get)
+            .expect("Root is asked only inside tool_schema")
+    }
+}
+
+impl JsonSchema for Root {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        (Root::current().name)()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        (Root::current().id)()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        (Root::current().schema)(generator)
+    }
 }
 
 fn generator(direction: Direction) -> schemars::SchemaGenerator {
@@ -296,6 +346,61 @@ where
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The schema `tool_schema` builds through `Root`, against the generator's own answer for
+    /// the type itself: they must be the same document.
+    fn direct<T: ?Sized + JsonSchema>(direction: Direction) -> Value {
+        let schema = generator(direction).into_root_schema_for::<T>().to_value();
+        finish_tool_schema(schema, "t", "1.0.0", direction)
+    }
+
+    #[derive(schemars::JsonSchema, serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Tree {
+        /// A label.
+        label: String,
+        /// Recursive: refers to the root.
+        children: Vec<Tree>,
+        /// An optional enum.
+        kind: Option<Kind>,
+    }
+
+    #[derive(schemars::JsonSchema, serde::Serialize, serde::Deserialize)]
+    #[allow(dead_code)]
+    #[serde(tag = "type")]
+    enum Kind {
+        Leaf { weight: u32 },
+        Branch { of: Box<Tree> },
+    }
+
+    #[test]
+    fn the_root_stand_in_gives_the_types_own_schema() {
+        for direction in [Direction::Input, Direction::Output] {
+            assert_eq!(
+                tool_schema::<Tree>("t", "1.0.0", direction),
+                direct::<Tree>(direction)
+            );
+            assert_eq!(
+                tool_schema::<Kind>("t", "1.0.0", direction),
+                direct::<Kind>(direction)
+            );
+            assert_eq!(
+                tool_schema::<Option<Vec<u8>>>("t", "1.0.0", direction),
+                direct::<Option<Vec<u8>>>(direction)
+            );
+            assert_eq!(
+                tool_schema::<str>("t", "1.0.0", direction),
+                direct::<str>(direction)
+            );
+            assert_eq!(
+                tool_schema::<bool>("t", "1.0.0", direction),
+                direct::<bool>(direction)
+            );
+        }
+        // Recursion still refers back to the root.
+        let tree = tool_schema::<Tree>("t", "1.0.0", Direction::Input);
+        assert!(tree.to_string().contains("\"$ref\""), "{tree}");
+    }
 
     #[test]
     fn schema_hash_is_version_independent() {

@@ -157,6 +157,9 @@ impl StandingRule {
                 .is_none_or(|t| ctx.tenant().is_some_and(|c| c.as_str() == t))
             && now_ms < self.expires_at_ms
             && (!escalated || self.flow_escalations)
+            // Arguments are always an object; anything else matches no rule, whatever its
+            // constraints say (a schema without `"type": "object"` accepts any string).
+            && arguments.is_object()
             && self.validator.is_valid(arguments)
     }
 }

@@ -129,11 +129,16 @@ pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + 'static {
 
     /// The wire name of the `#[tool(idempotency_key)]` field, if any.
     fn idempotency_key_field() -> Option<&'static str> {
-        Self::FIELDS
-            .iter()
-            .find(|f| f.idempotency_key)
-            .map(|f| f.wire_name)
+        key_field(Self::FIELDS)
     }
+}
+
+// Outside the trait, so it is compiled once rather than once per args type.
+fn key_field(fields: &'static [ArgField]) -> Option<&'static str> {
+    fields
+        .iter()
+        .find(|f| f.idempotency_key)
+        .map(|f| f.wire_name)
 }
 
 /// Decides, per call, whether a tool declared with `approval = "conditional"` needs approval.

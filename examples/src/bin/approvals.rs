@@ -94,8 +94,9 @@ async fn run(args: Args) -> Result<(), String> {
     let store = SqliteStore::open(&args.store)
         .await
         .map_err(|e| e.to_string())?;
-    // Deciding needs no tools and no approval key: only the pending store.
+    // Deciding needs no tools and no approval key: only the stores the server shares.
     let registry = Registry::builder()
+        .store(store.clone())
         .pending_approval_store(store)
         .build()
         .map_err(|e| e.to_string())?;

@@ -149,6 +149,21 @@ mod v2 {
     }
 }
 
+#[test]
+fn a_shared_pending_store_needs_a_shared_approval_store() {
+    // Otherwise each process tracks single use alone, and two could run one approval.
+    let err = Registry::builder()
+        .tool(tool_contract_examples::SendEmail)
+        .pending_approval_store(tool_contract::store::MemoryStore::new())
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        tool_contract::RegistryError::PendingStoreWithoutApprovalStore
+    );
+    assert!(err.to_string().contains("`.approval_store(..)`"), "{err}");
+}
+
 #[tokio::test]
 async fn a_request_approved_for_one_version_does_not_run_another() {
     use std::sync::Arc;
@@ -158,11 +173,13 @@ async fn a_request_approved_for_one_version_does_not_run_another() {
     // Before the deploy: 1.2.0. After: 2.0.0 only, on the same store.
     let before = Registry::builder()
         .tool(tool_contract_examples::SendEmail)
+        .store(Arc::clone(&shared))
         .pending_approval_store(Arc::clone(&shared))
         .build()
         .unwrap();
     let after = Registry::builder()
         .tool(v2::SendEmail)
+        .store(Arc::clone(&shared))
         .pending_approval_store(Arc::clone(&shared))
         .build()
         .unwrap();
@@ -180,4 +197,46 @@ async fn a_request_approved_for_one_version_does_not_run_another() {
     // The approval is kept for the version it was given for.
     assert!(before.resume(&id, &ctx).await.ok);
     assert_eq!(store.sent_mail().len(), 1);
+}
+
+#[tokio::test]
+async fn an_edit_that_copies_a_value_from_a_tool_result_is_not_granted_unseen() {
+    let reg = registry();
+    let store = DocumentStore::seeded();
+    let session = Session::new();
+    session.add_user_message("Read incident/2026-11-mail, then mail lee@acme.test about it.");
+    let ctx = base(&store).session(session.clone()).build();
+    let read = call(
+        "call_1",
+        "read_document_span",
+        json!({"source_id": "incident/2026-11-mail", "span_id": "p1:l1-l3"}),
+    );
+    assert!(reg.handle(&read, &ctx).await.ok);
+    // The model's call names the user's own recipient: nothing copied, nothing escalated.
+    let mail = |to: &str| json!({"to": to, "subject": "Incident", "body": "See the report."});
+    let proposed = call("call_2", "send_email", mail("lee@acme.test"));
+    let Ok(Prepared::NeedsApproval(request)) = reg.prepare_raw(&proposed, &ctx) else {
+        panic!("held for approval")
+    };
+    assert!(request.subject().flow_reasons.is_empty());
+    // The approver edits in the address the document asks for, which they were never shown
+    // as a copy from a tool result.
+    let refused = reg
+        .approve_edited(request, mail("all-staff@acme.test"), "user:lee", &ctx)
+        .err()
+        .expect("the edit is not granted");
+    let err = refused.observation().error.as_ref().unwrap();
+    assert_eq!(err.code(), "APPROVAL_EDIT_FLOW_ESCALATED");
+    let reasons = err.safe_details()["flow_reasons"].to_string();
+    assert!(reasons.contains("read_document_span"), "{reasons}");
+    assert!(store.sent_mail().is_empty(), "nothing was sent");
+
+    // An edit that only changes what the user said is granted as before.
+    let Ok(Prepared::NeedsApproval(request)) = reg.prepare_raw(&proposed, &ctx) else {
+        panic!("held for approval")
+    };
+    let edit =
+        json!({"to": "lee@acme.test", "subject": "Incident 2026-11", "body": "See the report."});
+    let (edited, grant) = reg.approve_edited(request, edit, "user:lee", &ctx).unwrap();
+    assert!(reg.execute_approved(edited, &grant).await.ok);
 }

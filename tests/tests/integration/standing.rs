@@ -498,3 +498,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn arguments_that_are_not_an_object_match_no_rule() {
+    // A constraint schema without `"type": "object"` accepts any string; the rule must not.
+    let rule = tool_contract::standing::StandingRule::builder("r-text", "send_email")
+        .versions("^1")
+        .expires_at_ms(u64::MAX)
+        .max_uses(5)
+        .granted_by("user:lee")
+        .constraints(json!({
+            "properties": {"to": {"const": "lee@acme.test"}},
+            "required": ["to"]
+        }))
+        .build()
+        .unwrap();
+    let contract = <tool_contract_examples::SendEmail as tool_contract::Tool>::contract();
+    let ctx = tool_contract::ToolContext::builder().tenant("acme").build();
+    let text = json!(r#"{"to": "all-staff@acme.test"}"#);
+    assert!(!rule.matches(contract, &text, &ctx, false, 0));
+    assert!(rule.matches(contract, &json!({"to": "lee@acme.test"}), &ctx, false, 0));
+}

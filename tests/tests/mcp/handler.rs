@@ -953,6 +953,7 @@ impl tool_contract::store::PendingApprovalStore for Unreachable {
 async fn an_unreachable_pending_store_leaves_the_call_unrun_and_says_it_was_not_kept() {
     let store = DocumentStore::seeded();
     let registry = tool_contract_examples::mcp::document_registry_builder()
+        .approval_store(tool_contract::store::MemoryStore::new())
         .pending_approval_store(Unreachable)
         .build()
         .unwrap();

@@ -300,7 +300,11 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 fn contract() -> &'static #krate::ToolContract {
                     static __TC_CONTRACT: #krate::__private::OnceLock<#krate::ToolContract> =
                         #krate::__private::OnceLock::new();
-                    __TC_CONTRACT.get_or_init(|| #krate::__private::build_contract::<Self>(&__TC_SPEC))
+                    #krate::__private::contract_once(
+                        &__TC_CONTRACT,
+                        #krate::__private::build_contract::<Self>,
+                        &__TC_SPEC,
+                    )
                 }
 
                 fn requires_approval(__tc_args: &Self::Args, __tc_ctx: &#krate::ToolContext) -> bool {

@@ -42,7 +42,10 @@ impl Registry {
     /// approver), and nothing is granted. With a session, the edited values are traced like
     /// any other: a value the approver typed is not something the user said, so a field whose
     /// policy requires the user's words refuses it unless the host records the approver's
-    /// words in the session first.
+    /// words in the session first. An edit that flow control escalates for a reason the
+    /// approver was not shown (a value copied out of a tool result) is refused with
+    /// `POLICY_DENIED` / `APPROVAL_EDIT_FLOW_ESCALATED` and the reasons: the approver must see
+    /// them first.
     ///
     /// ```
     /// # use tool_contract::{tool, ToolArgs, ToolError, ToolContext, Registry, Prepared};
@@ -81,6 +84,9 @@ impl Registry {
         let subject = request.subject();
         let same_caller = subject.tenant.as_deref() == ctx.tenant().map(|t| t.as_str())
             && subject.principal.as_deref() == ctx.principal().map(|p| p.as_str());
+        // Flow reasons the approver was shown with the call they edit: an edit may keep them,
+        // but a new one is something nobody has seen yet.
+        let shown_reasons = subject.flow_reasons.clone();
         let (proposed_arguments, proposed_digest) = request.model_call();
         // What a refusal of the edit records: who approved what, beside what the model asked.
         let mut record = request.record(ApprovalOutcome::ApprovedEdited);
@@ -139,6 +145,34 @@ impl Registry {
                 ));
             }
         };
+        // An edit that flow control escalates for a reason the approver was not shown (the
+        // edited value was copied out of a tool result) is not granted on the spot: the
+        // approver must see where it came from first.
+        let unseen: Vec<String> = edited
+            .subject()
+            .flow_reasons
+            .iter()
+            .filter(|r| !shown_reasons.contains(r))
+            .cloned()
+            .collect();
+        if !unseen.is_empty() {
+            let err = ToolError::policy_denied(
+                "APPROVAL_EDIT_FLOW_ESCALATED",
+                "the edited arguments carry a value copied from a tool result; show the approver \
+                 where it came from and approve the edited call as a call of its own",
+            )
+            .with_detail("flow_reasons", unseen);
+            let (entry, origin) = edited.call.into_origin();
+            return Err(refuse(
+                services,
+                err,
+                Some(&entry),
+                "",
+                origin,
+                Stage::Approval,
+                None,
+            ));
+        }
         let edited = edited.edited_from(proposed_arguments, proposed_digest);
         let grant = self.grant(&edited, &approver);
         Ok((edited, grant))

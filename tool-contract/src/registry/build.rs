@@ -84,6 +84,10 @@ pub enum RegistryError {
     /// A standing rule names a tool the registry does not have, or shares its id with
     /// another ([`RegistryBuilder::standing_rule`]).
     StandingRule(crate::standing::StandingRuleError),
+    /// A pending approval store was set without an approval store: deferred approvals would
+    /// be shared between processes while their single use is tracked in each process alone, so
+    /// two processes could each run the same approved call.
+    PendingStoreWithoutApprovalStore,
     /// A nested string or array in the input schema has no upper bound (compile-time rule 9,
     /// checked here for nested types the derive cannot see).
     Unbounded {
@@ -124,6 +128,11 @@ impl fmt::Display for RegistryError {
             RegistryError::Export(e) => write!(f, "{e}"),
             RegistryError::RandomUnavailable(e) => write!(f, "{e}"),
             RegistryError::StandingRule(e) => write!(f, "{e}"),
+            RegistryError::PendingStoreWithoutApprovalStore => f.write_str(
+                "a pending approval store needs an approval store too: set `.approval_store(..)` \
+                 or `.store(..)` to a store every process resuming approvals shares, so each \
+                 approval releases one execution",
+            ),
             RegistryError::FlowReference {
                 tool,
                 field,
@@ -265,8 +274,13 @@ impl RegistryBuilder {
     }
 
     /// Keeps deferred approval requests in `store` (default: in memory, so only this
-    /// registry can decide them, and at most 10,000 wait at once). Give every process that lists, decides or resumes them the
-    /// same durable store; see [`Registry::defer`](crate::Registry::defer).
+    /// registry can decide them, and at most 10,000 wait at once). Give every process that
+    /// lists, decides or resumes them the same durable store, and the same approval store
+    /// (`approval_store` or `store`; building fails without one), which is what lets each
+    /// approval release one execution; see [`Registry::defer`](crate::Registry::defer).
+    ///
+    /// Whoever can write this store can approve calls: an approved record is released by
+    /// any registry that shares it. Protect it like the approval key.
     #[must_use]
     pub fn pending_approval_store(
         mut self,
@@ -439,6 +453,9 @@ impl RegistryBuilder {
             reference: b.reference,
             reason: b.reason,
         })?;
+        if self.pending.is_some() && self.approval_store.is_none() {
+            return Err(RegistryError::PendingStoreWithoutApprovalStore);
+        }
         // One in-memory store serves both concerns unless the host chose others.
         let memory = Arc::new(MemoryStore::new());
         let services = Services::new(

@@ -524,6 +524,7 @@ impl Registry {
     /// Records on the waiting request `pending` a decision taken another way (the MCP client's
     /// user answered), so no operator decides it again: denied, or approved and used at once,
     /// since the call it stands for runs now under a grant of its own.
+    #[cfg(feature = "mcp")]
     pub(crate) async fn close_pending(
         &self,
         pending: &PendingApproval,
@@ -538,9 +539,12 @@ impl Registry {
             now_ms: self.inner.services.clock.now_ms(),
         };
         let store = self.store();
+        // After an approval, the record is marked used even when deciding it failed: an
+        // operator may have approved it meanwhile, and that approval must not release the call
+        // a second time (`mark_used` moves only an approved record).
         let closed =
             match crate::idempotency::bounded(None, store.decide(&pending.id, decision)).await {
-                Ok(true) if approve => {
+                Ok(_) if approve => {
                     crate::idempotency::bounded(None, store.mark_used(&pending.id)).await
                 }
                 other => other,

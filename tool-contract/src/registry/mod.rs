@@ -22,6 +22,7 @@ mod build;
 mod deferred;
 
 pub use build::{RegistryBuilder, RegistryError};
+#[cfg(feature = "mcp")]
 pub(crate) use deferred::Settled;
 pub use deferred::{PendingApproval, MAX_LISTED};
 
