@@ -223,8 +223,7 @@ async fn an_edit_that_copies_a_value_from_a_tool_result_is_not_granted_unseen() 
     // as a copy from a tool result.
     let refused = reg
         .approve_edited(request, mail("all-staff@acme.test"), "user:lee", &ctx)
-        .err()
-        .expect("the edit is not granted");
+        .expect_err("the edit is not granted");
     let err = refused.observation().error.as_ref().unwrap();
     assert_eq!(err.code(), "APPROVAL_EDIT_FLOW_ESCALATED");
     let reasons = err.safe_details()["flow_reasons"].to_string();
