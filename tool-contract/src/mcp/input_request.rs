@@ -102,7 +102,14 @@ pub(super) async fn resolve(
     // A replay, or a call an operator already decided out of band, asks nobody.
     let (request, existing) = match approval::settle(inner, request).await {
         Ok(waiting) => waiting,
-        Err(observation) => return Outcome::Done(observation),
+        Err(observation) => {
+            // The answer this retry brought is used up with the call: replayed later, it must
+            // not release the call a second time.
+            if let Some((handle, _)) = answer {
+                inner.questions.take(handle);
+            }
+            return Outcome::Done(observation);
+        }
     };
     if let Some((handle, response)) = answer {
         return Outcome::Done(answered(inner, request, existing, handle, response, ctx).await);
