@@ -79,7 +79,7 @@ pub fn contract_once(
 /// Builds the contract of `T` from its spec. Called once per tool, behind a `OnceLock`.
 ///
 /// Generic only where it must be (the two schemas, the args' field table): the rest is
-/// [`assemble_contract`], compiled once in this crate rather than once per tool in every crate
+/// `assemble_contract`, compiled once in this crate rather than once per tool in every crate
 /// that defines tools.
 pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
     debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
