@@ -2,7 +2,7 @@
 //! three servers over streamable HTTP and driven by one load generator in alternating rounds.
 //!
 //! ```text
-//! mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH]
+//! mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C]
 //! ```
 //!
 //! - A: the example server (`examples::mcp::document_server`, as `mcp_server --http` serves it):
@@ -29,7 +29,7 @@ use std::process::{Child, ChildStdout, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, ClientInfo, JsonObject, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, ClientConfig, JsonObject, ProtocolVersion};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
@@ -44,7 +44,7 @@ const QUERY: &str = "refund policy 2026";
 /// Kernel clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SEC: u64 = 100;
 
-const USAGE: &str = "usage: mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH]";
+const USAGE: &str = "usage: mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C]";
 
 struct Options {
     rounds: usize,
@@ -52,6 +52,7 @@ struct Options {
     warmup: u64,
     inflight: Vec<usize>,
     python: Option<PathBuf>,
+    servers: String,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -61,6 +62,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         warmup: 2,
         inflight: vec![1, 16],
         python: None,
+        servers: "ABC".to_owned(),
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -84,6 +86,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--inflight takes numbers like 1,16, not `{value}`"))?;
             }
             "--python" => opts.python = Some(PathBuf::from(value)),
+            "--servers" => {
+                opts.servers = value.to_ascii_uppercase().replace(',', "");
+                if opts.servers.is_empty() || !opts.servers.chars().all(|c| "ABC".contains(c)) {
+                    return Err(format!("--servers takes letters among A,B,C, not `{value}`"));
+                }
+            }
             _ => return Err(USAGE.to_owned()),
         }
     }
@@ -269,15 +277,25 @@ fn python_path(opts: &Options) -> Option<PathBuf> {
     venv.exists().then_some(venv)
 }
 
-type Client = RunningService<RoleClient, ClientInfo>;
+type Client = RunningService<RoleClient, ClientConfig>;
 
 async fn connect(url: &str) -> Result<Client, String> {
     let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
     // A session per client: the revision with `initialize`.
-    let info = ClientInfo::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
-    info.serve(transport)
+    let info = ClientConfig::default().with_protocol_version(ProtocolVersion::V_2025_11_25);
+    let client = info
+        .serve(transport)
         .await
-        .map_err(|e| format!("cannot open a session at {url}: {e}"))
+        .map_err(|e| format!("cannot open a session at {url}: {e}"))?;
+    // As a host does before its model calls anything.
+    let tools = client
+        .list_tools(None)
+        .await
+        .map_err(|e| format!("tools/list at {url}: {e}"))?;
+    if !tools.tools.iter().any(|t| t.name == "search_documents") {
+        return Err(format!("{url} does not list search_documents"));
+    }
+    Ok(client)
 }
 
 /// What every answer must carry: the search's result, as the envelope's `data` for A and as
@@ -472,8 +490,15 @@ async fn bench(opts: &Options) -> Result<(), String> {
         .map_err(|e| format!("search output: {e}"))?;
     let expected = Arc::new(Expected { output });
 
-    let mut servers = vec![spawn_rust("A", "a")?, spawn_rust("B", "b")?];
-    match python_path(opts) {
+    let mut servers = Vec::new();
+    if opts.servers.contains('A') {
+        servers.push(spawn_rust("A", "a")?);
+    }
+    if opts.servers.contains('B') {
+        servers.push(spawn_rust("B", "b")?);
+    }
+    match python_path(opts).filter(|_| opts.servers.contains('C')) {
+        None if !opts.servers.contains('C') => {}
         None => println!(
             "C skipped: no Python with the MCP SDK (run `eval \"$(.ci/mcp-clients)\"` or pass --python)"
         ),
