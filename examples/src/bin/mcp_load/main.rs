@@ -66,7 +66,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+        let value = it
+            .next()
+            .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
         let number = || {
             value
                 .parse::<u64>()
@@ -89,7 +91,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--servers" => {
                 opts.servers = value.to_ascii_uppercase().replace(',', "");
                 if opts.servers.is_empty() || !opts.servers.chars().all(|c| "ABC".contains(c)) {
-                    return Err(format!("--servers takes letters among A,B,C, not `{value}`"));
+                    return Err(format!(
+                        "--servers takes letters among A,B,C, not `{value}`"
+                    ));
                 }
             }
             _ => return Err(USAGE.to_owned()),
@@ -249,7 +253,10 @@ fn spawn_python(python: &Path, expected: &Value, dir: &Path) -> Result<Server, S
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(format!("the Python server exited ({status}); is the `mcp` SDK installed for `{}`?", python.display()));
+            return Err(format!(
+                "the Python server exited ({status}); is the `mcp` SDK installed for `{}`?",
+                python.display()
+            ));
         }
         if Instant::now() > deadline {
             let _ = child.kill();
@@ -388,7 +395,8 @@ async fn run_slot(
             Ok(()) => {
                 slot.ok += 1;
                 let us = done.duration_since(sent).as_micros();
-                slot.latencies_us.push(u32::try_from(us).unwrap_or(u32::MAX));
+                slot.latencies_us
+                    .push(u32::try_from(us).unwrap_or(u32::MAX));
             }
             Err(message) => {
                 slot.failures += 1;
@@ -563,11 +571,7 @@ async fn bench(opts: &Options) -> Result<(), String> {
     Ok(())
 }
 
-fn print_report(
-    opts: &Options,
-    accs: &mut BTreeMap<(usize, &'static str), Acc>,
-    cores: usize,
-) {
+fn print_report(opts: &Options, accs: &mut BTreeMap<(usize, &'static str), Acc>, cores: usize) {
     println!();
     println!("| server | in flight | req/s | req/s per round | p50 us | p99 us | failures | server CPU us/req | server cores | generator cores |");
     println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|");
