@@ -123,6 +123,12 @@ pub async fn search_documents(
     tenant: Tenant,
     store: State<DocumentStore>,
 ) -> Result<SearchResults, ToolError> {
+    Ok(search(&store, tenant.as_str(), &args))
+}
+
+/// What `search_documents` returns for `args` over `tenant`'s documents in `store`, without
+/// the pipeline around it (the MCP load benchmark serves it from a bare rmcp server too).
+pub fn search(store: &DocumentStore, tenant: &str, args: &SearchDocumentsArgs) -> SearchResults {
     let terms: Vec<String> = args
         .query
         .to_lowercase()
@@ -130,7 +136,7 @@ pub async fn search_documents(
         .map(str::to_owned)
         .collect();
     let mut hits = Vec::new();
-    for doc in store.of_tenant(tenant.as_str()) {
+    for doc in store.of_tenant(tenant) {
         if !args.source_types.contains(&doc.source_type) {
             continue;
         }
@@ -156,11 +162,11 @@ pub async fn search_documents(
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     let truncated = hits.len() > usize::from(args.top_k);
     hits.truncate(usize::from(args.top_k));
-    Ok(SearchResults {
+    SearchResults {
         items: hits,
         truncated,
         next_cursor: None,
-    })
+    }
 }
 
 /// Arguments of `read_document_span`.

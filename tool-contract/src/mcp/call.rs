@@ -163,12 +163,15 @@ pub(super) fn result(inner: &Inner, observation: &Observation) -> CallToolResult
         TextContent::PromptBlock => observation.to_prompt_block(),
         TextContent::Json => envelope.to_string(),
     };
+    // Not `CallToolResult::structured`: it serializes the whole envelope into a text block,
+    // which would be thrown away for the one above on every call.
+    let content = vec![ContentBlock::text(text)];
     let mut result = if observation.ok {
-        CallToolResult::structured(envelope)
+        CallToolResult::success(content)
     } else {
-        CallToolResult::structured_error(envelope)
+        CallToolResult::error(content)
     };
-    result.content = vec![ContentBlock::text(text)];
+    result.structured_content = Some(envelope);
     result
 }
 
