@@ -66,9 +66,9 @@ use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::ToolError;
 use crate::random::RandomUnavailable;
 use crate::receipt::{ApprovalOutcome, ApprovalRecord};
-use crate::refuse::refuse;
+use crate::refuse::refuse_at_approval;
 use crate::services::Services;
-use crate::stage::{Gate, Stage};
+use crate::stage::Gate;
 use crate::store::ApprovalStore;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -634,16 +634,7 @@ pub(crate) fn hold(services: &Services, request: ApprovalRequest) -> Observation
 /// A prepared call refused at the approval stage: envelope and receipt, nothing run.
 fn refuse_prepared(services: &Services, call: PreparedCall, err: ToolError) -> Observation {
     let (entry, origin) = call.into_origin();
-    refuse(
-        services,
-        err,
-        Some(&entry),
-        "",
-        origin,
-        Stage::Approval,
-        None,
-    )
-    .into_observation()
+    refuse_at_approval(services, err, &entry, origin).into_observation()
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {

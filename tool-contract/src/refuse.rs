@@ -128,6 +128,24 @@ pub(crate) fn refuse(
     }
 }
 
+/// A refusal at the approval stage of a call whose tool is known.
+pub(crate) fn refuse_at_approval(
+    services: &Services,
+    err: ToolError,
+    entry: &Arc<Entry>,
+    origin: CallOrigin,
+) -> Rejection {
+    refuse(
+        services,
+        err,
+        Some(entry),
+        "",
+        origin,
+        Stage::Approval,
+        None,
+    )
+}
+
 /// An `INVALID_INPUT` refusal at the validate stage, with repair feedback.
 pub(crate) fn refuse_repairable(
     services: &Services,

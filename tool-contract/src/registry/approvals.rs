@@ -14,8 +14,7 @@ use crate::error::ToolError;
 use crate::prepare::finish::{self, Approvers};
 use crate::prepare::{authorize, flow, validate, Prepared};
 use crate::receipt::ApprovalOutcome;
-use crate::refuse::{refuse, Rejection};
-use crate::stage::Stage;
+use crate::refuse::{refuse_at_approval, Rejection};
 use crate::standing::{StandingRule, StandingRuleError};
 
 use super::Registry;
@@ -104,15 +103,7 @@ impl Registry {
                 "an edited call must be prepared for the tenant and principal of the call it \
                  replaces",
             );
-            return Err(refuse(
-                services,
-                err,
-                Some(&entry),
-                "",
-                origin,
-                Stage::Approval,
-                None,
-            ));
+            return Err(refuse_at_approval(services, err, &entry, origin));
         }
         // The model's call id and proposal stay: the observation answers the model's call,
         // and the receipt keeps what the model asked for.
@@ -134,15 +125,7 @@ impl Registry {
                     "APPROVAL_EDIT_NOT_HELD",
                     "the edited call could not be held for its approval",
                 );
-                return Err(refuse(
-                    services,
-                    err,
-                    Some(&entry),
-                    "",
-                    origin,
-                    Stage::Approval,
-                    None,
-                ));
+                return Err(refuse_at_approval(services, err, &entry, origin));
             }
         };
         // An edit that flow control escalates for a reason the approver was not shown (the
@@ -163,15 +146,7 @@ impl Registry {
             )
             .with_detail("flow_reasons", unseen);
             let (entry, origin) = edited.call.into_origin();
-            return Err(refuse(
-                services,
-                err,
-                Some(&entry),
-                "",
-                origin,
-                Stage::Approval,
-                None,
-            ));
+            return Err(refuse_at_approval(services, err, &entry, origin));
         }
         let edited = edited.edited_from(proposed_arguments, proposed_digest);
         let grant = self.grant(&edited, &approver);

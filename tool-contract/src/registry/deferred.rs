@@ -23,7 +23,7 @@ use crate::envelope::Observation;
 use crate::error::ToolError;
 use crate::prepare::Prepared;
 use crate::proposal::Proposal;
-use crate::refuse::refuse;
+use crate::refuse::{refuse, refuse_at_approval};
 use crate::stage::Stage;
 use crate::store::{Decision, PendingApprovalStore, PendingRecord, PendingState, StoreError};
 
@@ -393,16 +393,7 @@ impl Registry {
             Ok(Prepared::NeedsApproval(request)) => {
                 let err = changed().with_detail("digest", request.digest().to_owned());
                 let (entry, origin) = request.call.into_origin();
-                refuse(
-                    services,
-                    err,
-                    Some(&entry),
-                    "",
-                    origin,
-                    Stage::Approval,
-                    None,
-                )
-                .into_observation()
+                refuse_at_approval(services, err, &entry, origin).into_observation()
             }
             // The same arguments no longer ask for approval (the contract changed): what was
             // approved is not what would run.
@@ -474,16 +465,7 @@ impl Registry {
                 let (entry, origin) = request.call.into_origin();
                 let services = &self.inner.services;
                 return Settled::Done(
-                    refuse(
-                        services,
-                        err,
-                        Some(&entry),
-                        "",
-                        origin,
-                        Stage::Approval,
-                        None,
-                    )
-                    .into_observation(),
+                    refuse_at_approval(services, err, &entry, origin).into_observation(),
                 );
             }
         };
