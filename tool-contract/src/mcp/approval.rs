@@ -118,32 +118,30 @@ pub(super) async fn resolve(
         .as_ref()
         .and_then(|c| c.get("approve"))
         .and_then(Value::as_bool);
-    match (answer.action, approved) {
-        (ElicitationAction::Accept, Some(true)) => {
-            // The same call may also wait out of band from an earlier try: close it, so an
-            // operator's later approval cannot release a second execution.
-            if let Some(pending) = &existing {
-                inner
-                    .registry
-                    .close_pending(pending, true, &approver, "approved in the MCP client")
-                    .await;
-            }
-            let grant = inner.registry.grant(&request, &approver);
-            inner.registry.execute_approved(request, &grant).await
-        }
+    decide(inner, request, existing, answer.action, approved, &approver).await
+}
+
+/// What the client's answer decides, on either approval path (elicitation, or the input
+/// request of 2026-07-28): accept with `approve: true` runs the call once under a grant;
+/// accept with anything else, or decline, is a denial; cancel decides nothing. The same
+/// call waiting out of band from an earlier try is closed with the answer, so an
+/// operator's later decision cannot release a second execution.
+pub(super) async fn decide(
+    inner: &Inner,
+    request: ApprovalRequest,
+    existing: Option<Box<PendingApproval>>,
+    action: ElicitationAction,
+    approved: Option<bool>,
+    approver: &str,
+) -> Observation {
+    let (approve, reason) = match (action, approved) {
+        (ElicitationAction::Accept, Some(true)) => (true, "approved in the MCP client"),
         (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
-            let reason = "declined in the MCP client";
-            if let Some(pending) = &existing {
-                inner
-                    .registry
-                    .close_pending(pending, false, &approver, reason)
-                    .await;
-            }
-            inner.registry.deny(request, &approver, reason)
+            (false, "declined in the MCP client")
         }
         // Cancel (dismissed without a choice) decides nothing.
         _ => {
-            out_of_band(
+            return out_of_band(
                 inner,
                 request,
                 existing,
@@ -151,6 +149,18 @@ pub(super) async fn resolve(
             )
             .await
         }
+    };
+    if let Some(pending) = &existing {
+        inner
+            .registry
+            .close_pending(pending, approve, approver, reason)
+            .await;
+    }
+    if approve {
+        let grant = inner.registry.grant(&request, approver);
+        inner.registry.execute_approved(request, &grant).await
+    } else {
+        inner.registry.deny(request, approver, reason)
     }
 }
 

@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    InputRequest, InputRequiredResult,
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, InputRequest,
+    InputRequiredResult,
 };
 use tokio::time::Instant;
 
@@ -219,41 +219,16 @@ async fn answered(
         .as_ref()
         .and_then(|c| c.get("approve"))
         .and_then(serde_json::Value::as_bool);
-    // The same mapping as an elicitation answer (see the `approval` module).
-    match (result.action, approved) {
-        (ElicitationAction::Accept, Some(true)) => {
-            let approver = approver(ctx);
-            // Close the same call's request waiting out of band (see the `approval` module).
-            if let Some(pending) = &existing {
-                inner
-                    .registry
-                    .close_pending(pending, true, &approver, "approved in the MCP client")
-                    .await;
-            }
-            let grant = inner.registry.grant(&request, &approver);
-            inner.registry.execute_approved(request, &grant).await
-        }
-        (ElicitationAction::Accept, _) | (ElicitationAction::Decline, _) => {
-            let (approver, reason) = (approver(ctx), "declined in the MCP client");
-            if let Some(pending) = &existing {
-                inner
-                    .registry
-                    .close_pending(pending, false, &approver, reason)
-                    .await;
-            }
-            inner.registry.deny(request, &approver, reason)
-        }
-        // Cancel (dismissed without a choice) decides nothing.
-        _ => {
-            approval::out_of_band(
-                inner,
-                request,
-                existing,
-                "the approval request was dismissed",
-            )
-            .await
-        }
-    }
+    // The same mapping as an elicitation answer.
+    approval::decide(
+        inner,
+        request,
+        existing,
+        result.action,
+        approved,
+        &approver(ctx),
+    )
+    .await
 }
 
 /// Whether `client` declared form elicitation (an empty elicitation capability means form).
