@@ -13,6 +13,7 @@
 
 pub mod documents;
 pub mod mcp;
+pub mod proc_stat;
 pub mod store;
 
 pub use documents::*;

@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use tool_contract_examples::proc_stat::{ticks_to_secs, CpuTicks};
+
 // Named apart from every dependency: `cargo clean -p` must clean these crates only.
 const CRATES: [&str; 4] = [
     "bt_baseline",
@@ -99,25 +101,11 @@ fn main() {
     }
 }
 
-/// User and system time of the children this process has waited for, in seconds (Linux: the
-/// `cutime` and `cstime` fields of `/proc/self/stat`); 0 where that file does not exist. CPU
-/// time moves less than wall time when other work shares the machine.
+/// User and system time of the children this process has waited for, in seconds; 0 where
+/// `/proc/self/stat` does not exist. CPU time moves less than wall time when other work shares
+/// the machine.
 fn children_cpu() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
-        return 0.0;
-    };
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let Some(rest) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
-        return 0.0;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `cutime` and `cstime` are fields 16 and 17 of the whole line, 14 and 15 after the name.
-    let ticks: f64 = [13, 14]
-        .iter()
-        .filter_map(|&i| fields.get(i)?.parse::<f64>().ok())
-        .sum();
-    // Linux reports these in USER_HZ, 100 on every architecture it exports to user space.
-    ticks / 100.0
+    CpuTicks::read("/proc/self/stat").map_or(0.0, |t| ticks_to_secs(t.children))
 }
 
 fn usage(problem: &str) -> ! {

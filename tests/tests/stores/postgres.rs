@@ -159,6 +159,83 @@ mod deferred {
     pending_tests!(Pg::new());
 }
 
+/// A claim that meets a live record decides without locking it: another transaction holding
+/// a share lock on the row (which any row-locking statement would wait for) does not hold up a
+/// replay, an in-progress answer or a reused-key refusal, and a new key is still taken beside
+/// it. A row lock would also be a commit (a WAL flush) per replay.
+#[tokio::test]
+async fn claims_that_meet_a_live_record_take_no_row_lock() {
+    use tool_contract::store::{Claim, IdempotencyStore};
+    let Some(url) = database_url() else {
+        return;
+    };
+    let schema = Schema::new(&url);
+    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .claim(checks::req("done", "a", "t1", 0))
+            .await
+            .unwrap(),
+        Claim::Acquired
+    );
+    assert!(store
+        .complete("done", "t1", "{}", 86_400_000)
+        .await
+        .unwrap());
+    assert_eq!(
+        store
+            .claim(checks::req("running", "a", "t1", 0))
+            .await
+            .unwrap(),
+        Claim::Acquired
+    );
+
+    let mut locker = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    let lock = format!(
+        "SELECT scoped_key FROM \"{}\".tc_idempotency FOR SHARE",
+        schema.name
+    );
+    let locked = sqlx::query(&lock).fetch_all(&mut locker).await.unwrap();
+    assert_eq!(locked.len(), 2);
+
+    let decide = async {
+        (
+            store
+                .claim(checks::req("done", "a", "t2", 500))
+                .await
+                .unwrap(),
+            store
+                .claim(checks::req("running", "a", "t2", 500))
+                .await
+                .unwrap(),
+            store
+                .claim(checks::req("done", "b", "t2", 500))
+                .await
+                .unwrap(),
+            store
+                .claim(checks::req("new", "a", "t2", 500))
+                .await
+                .unwrap(),
+        )
+    };
+    let (replay, running, reused, new) = tokio::time::timeout(Duration::from_secs(5), decide)
+        .await
+        .expect("a claim waited for another transaction's row lock");
+    assert_eq!(replay, Claim::Replay("{}".into()));
+    assert_eq!(
+        running,
+        Claim::InProgress {
+            lease_until_ms: 1_000
+        }
+    );
+    assert_eq!(reused, Claim::KeyReused);
+    assert_eq!(new, Claim::Acquired);
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+}
+
 #[tokio::test]
 async fn restart_replays_through_the_pipeline() {
     let Some(url) = database_url() else {

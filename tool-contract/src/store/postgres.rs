@@ -14,11 +14,15 @@
 //!
 //! # Atomicity across replicas
 //!
-//! Every decision is one statement: a claim is one `INSERT ... ON CONFLICT ... DO UPDATE
-//! ... WHERE ... RETURNING`, under which PostgreSQL locks the conflicting row and evaluates
-//! the condition on its latest version, so two replicas racing on a key cannot both win; a
-//! grant is consumed by `INSERT ... ON CONFLICT DO NOTHING`, which writes for exactly one of
-//! them. Times come from the caller (the pipeline's clock), never from the server's.
+//! Every decision that takes a key is one statement. A claim starts with `INSERT ... ON
+//! CONFLICT DO NOTHING` joined to a read of the key's record: a new key is taken by that one
+//! statement (one round trip, one commit), and an existing record comes back without being
+//! written or locked, so a replay or a refusal costs no write and no WAL flush. Only a record
+//! that has expired or whose lease ended is then taken over, by `INSERT ... ON CONFLICT ... DO
+//! UPDATE ... WHERE ... RETURNING`, under which PostgreSQL locks the conflicting row and
+//! evaluates the condition on its latest version, so two replicas racing on a key cannot both
+//! win. A grant is consumed by `INSERT ... ON CONFLICT DO NOTHING`, which writes for exactly one
+//! of them. Times come from the caller (the pipeline's clock), never from the server's.
 //!
 //! # Schema
 //!
@@ -146,7 +150,7 @@ impl PgStore {
         let prefix = schema.map_or_else(String::new, |s| format!("\"{s}\"."));
         let store = PgStore {
             pool,
-            sql: Statements::new(&prefix),
+            sql: Statements::new(&prefix).claim_new(&prefix),
         };
         store.migrate(schema).await.map_err(|e| {
             let place = schema.map_or_else(String::new, |s| format!(" in schema {s:?}"));

@@ -129,6 +129,8 @@ pub(super) struct Statements {
     /// Every migration, its statements with table names filled in.
     pub(super) migrations: Vec<Vec<String>>,
     pub(super) take: String,
+    /// [`Statements::claim_new`], set by backends that run it (PostgreSQL).
+    pub(super) insert_or_read: Option<String>,
     pub(super) read: String,
     pub(super) complete: String,
     pub(super) release: String,
@@ -188,6 +190,7 @@ impl Statements {
                         AND r.args_hash = excluded.args_hash)
                  RETURNING token",
             ),
+            insert_or_read: None,
             read: fill(
                 "SELECT args_hash, lease_until_ms, expires_at_ms, envelope
                  FROM {idem} WHERE scoped_key = $1",
@@ -219,6 +222,36 @@ impl Statements {
             pending: super::pending::PendingSql::new(&pending),
         }
     }
+
+    /// The same statements, with a claim's first step done by one statement that inserts the
+    /// record if the key is absent and otherwise reads it (PostgreSQL only: SQLite has no
+    /// data-modifying `WITH`).
+    ///
+    /// Why it pays: a new key is then taken in one round trip and one commit instead of a read
+    /// and then a write, and a key that exists still costs no commit, because
+    /// `ON CONFLICT DO NOTHING` that meets a row neither writes nor locks it, so the statement
+    /// gets no transaction id and its commit flushes nothing. (`DO UPDATE ... WHERE` that meets a
+    /// row locks it whether or not the condition holds, which is a commit.) The read half uses
+    /// the statement's snapshot, taken before the insert: it sees the record that made the
+    /// insert do nothing, unless that record was committed after the snapshot, in which case
+    /// it sees nothing and the claim goes on as if the key were free (see [`claim`]).
+    #[cfg(feature = "postgres")]
+    pub(super) fn claim_new(mut self, prefix: &str) -> Self {
+        self.insert_or_read = Some(format!(
+            "WITH ins AS (
+                INSERT INTO {prefix}tc_idempotency
+                    (scoped_key, args_hash, token, lease_until_ms, expires_at_ms, envelope)
+                VALUES ($1, $2, $3, $4, $5, NULL)
+                ON CONFLICT (scoped_key) DO NOTHING
+                RETURNING 1
+             )
+             SELECT EXISTS (SELECT 1 FROM ins),
+                    r.args_hash, r.lease_until_ms, r.expires_at_ms, r.envelope
+             FROM (VALUES (1)) AS one
+             LEFT JOIN {prefix}tc_idempotency AS r ON r.scoped_key = $1"
+        ));
+        self
+    }
 }
 
 /// A stored record as [`claim`] needs it to classify a refused claim.
@@ -233,6 +266,16 @@ pub(super) struct Record {
 /// The raw columns of [`Statements::read`], as both drivers decode them.
 pub(super) type RecordRow = (String, i64, i64, Option<String>);
 
+/// The raw columns of [`Statements::insert_or_read`]: whether the insert took the key, then
+/// the record the statement's snapshot saw, if any.
+pub(super) type InsertOrReadRow = (
+    bool,
+    Option<String>,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+);
+
 impl Record {
     pub(super) fn from_row(
         (args_hash, lease, expires, envelope): RecordRow,
@@ -246,36 +289,81 @@ impl Record {
     }
 }
 
-/// The two statements a claim is made of, run by a backend.
+/// What one step of a claim saw.
+#[derive(Debug)]
+pub(super) enum Seen {
+    /// The caller's insert took the key.
+    Taken,
+    /// The key's record as it stood.
+    Record(Record),
+    /// No record visible: the key looks free.
+    Absent,
+}
+
+impl Seen {
+    /// What a read of the record says.
+    pub(super) fn read(record: Option<Record>) -> Seen {
+        record.map_or(Seen::Absent, Seen::Record)
+    }
+
+    /// What [`Statements::insert_or_read`] says.
+    pub(super) fn from_insert_or_read(
+        (taken, args_hash, lease, expires, envelope): InsertOrReadRow,
+    ) -> Result<Seen, StoreError> {
+        if taken {
+            return Ok(Seen::Taken);
+        }
+        match (args_hash, lease, expires) {
+            (Some(args_hash), Some(lease), Some(expires)) => {
+                Record::from_row((args_hash, lease, expires, envelope)).map(Seen::Record)
+            }
+            _ => Ok(Seen::Absent),
+        }
+    }
+}
+
+/// The statements a claim is made of, run by a backend.
 pub(super) trait ClaimOps: Sync {
     /// Runs [`Statements::take`]; `true` when the caller's token now holds the record.
     fn take(&self, req: &ClaimRequest<'_>)
         -> impl Future<Output = Result<bool, StoreError>> + Send;
     /// Runs [`Statements::read`].
     fn read(&self, key: &str) -> impl Future<Output = Result<Option<Record>, StoreError>> + Send;
+    /// A claim's first step: [`Statements::insert_or_read`] where the backend has it, else a
+    /// read.
+    fn first(
+        &self,
+        req: &ClaimRequest<'_>,
+    ) -> impl Future<Output = Result<Seen, StoreError>> + Send;
 }
 
 /// How often a claim retries when the record it was refused by changed before it could be
 /// read. Each retry needs another caller's write in between, so a few are plenty.
 const CLAIM_ATTEMPTS: usize = 8;
 
-/// The lifecycle decision of [`IdempotencyStore::claim`](super::IdempotencyStore::claim):
-/// a read that answers replays and refusals, and, only when the key looks free, one atomic
-/// conditional write that takes it.
+/// The lifecycle decision of [`IdempotencyStore::claim`](super::IdempotencyStore::claim).
 ///
-/// The read goes first because a conditional write that meets a live row still locks that
-/// row, which in PostgreSQL is a commit (a WAL flush) per replay. Deciding a refusal or a
-/// replay from the read is safe: a live record only ever moves to completed, released or
-/// expired, so the answer is the one the caller would have got a moment earlier. Taking the
-/// key is decided by the write alone; when it is refused (another caller took or completed the
-/// key in between), the claim starts over.
+/// The first step either takes a new key (PostgreSQL's insert-if-absent) or shows the record
+/// as it stands; replays and refusals are decided from what it shows, and only a record that
+/// looks free (expired, or its lease ended) or a key that looks absent goes on to the one
+/// atomic conditional write that takes it ([`Statements::take`]).
+///
+/// Nothing but the insert and that conditional write ever takes a key, and each decides
+/// atomically in the database. Deciding a refusal or a replay from a read is safe: a live
+/// record only ever moves to completed, released or expired, so the answer is the one the
+/// caller would have got a moment earlier. The conditional write runs only on a key that
+/// looks free because, meeting a live row, it still locks it, which in PostgreSQL is a commit
+/// (a WAL flush) per replay. When it is refused (another caller took or completed the key in
+/// between), the claim reads again and decides again.
 pub(super) async fn claim<B: ClaimOps>(
     backend: &B,
     req: ClaimRequest<'_>,
 ) -> Result<Claim, StoreError> {
+    let mut seen = backend.first(&req).await?;
     for _ in 0..CLAIM_ATTEMPTS {
-        if let Some(rec) = backend.read(req.key).await? {
-            if rec.expires_at_ms > req.now_ms {
+        match seen {
+            Seen::Taken => return Ok(Claim::Acquired),
+            Seen::Record(rec) if rec.expires_at_ms > req.now_ms => {
                 if rec.args_hash != req.args_hash {
                     return Ok(Claim::KeyReused);
                 }
@@ -288,10 +376,12 @@ pub(super) async fn claim<B: ClaimOps>(
                     });
                 }
             }
+            Seen::Record(_) | Seen::Absent => {}
         }
         if backend.take(&req).await? {
             return Ok(Claim::Acquired);
         }
+        seen = Seen::read(backend.read(req.key).await?);
     }
     Err(StoreError::new(format!(
         "claim of an idempotency key did not settle after {CLAIM_ATTEMPTS} attempts: \
@@ -367,6 +457,27 @@ macro_rules! impl_stores {
                             "claim (reading the record)",
                         ))?;
                 row.map($crate::store::sql::Record::from_row).transpose()
+            }
+
+            async fn first(
+                &self,
+                req: &$crate::store::ClaimRequest<'_>,
+            ) -> ::core::result::Result<$crate::store::sql::Seen, $crate::store::StoreError> {
+                let ::core::option::Option::Some(sql) = &self.sql.insert_or_read else {
+                    let record = <Self as $crate::store::sql::ClaimOps>::read(self, req.key);
+                    return Ok($crate::store::sql::Seen::read(record.await?));
+                };
+                let (lease, expires, _) = $crate::store::sql::claim_times(req)?;
+                let row: $crate::store::sql::InsertOrReadRow = ::sqlx::query_as(sql)
+                    .bind(req.key)
+                    .bind(req.args_hash)
+                    .bind(req.token)
+                    .bind(lease)
+                    .bind(expires)
+                    .fetch_one(&self.pool)
+                    .await
+                    .map_err($crate::store::sql::db_error($backend, "claim"))?;
+                $crate::store::sql::Seen::from_insert_or_read(row)
             }
         }
 

@@ -36,13 +36,11 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use tool_contract::mcp::HttpConfig;
 use tool_contract_examples::mcp::document_server;
+use tool_contract_examples::proc_stat::{CpuTicks, TICKS_PER_SEC};
 use tool_contract_examples::{search, DocumentStore, SearchDocumentsArgs};
 
 /// The one query every call sends: it matches both spans of the refund policy.
 const QUERY: &str = "refund policy 2026";
-
-/// Kernel clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
-const TICKS_PER_SEC: u64 = 100;
 
 const USAGE: &str = "usage: mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C]";
 
@@ -190,13 +188,7 @@ impl Server {
 
 /// utime + stime of a process, in clock ticks.
 fn cpu_ticks(stat_path: &str) -> Option<u64> {
-    let stat = std::fs::read_to_string(stat_path).ok()?;
-    // The command name may hold spaces and parentheses: fields are counted after its last `)`.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some(utime + stime)
+    CpuTicks::read(stat_path).map(|t| t.own)
 }
 
 fn ticks_to_us(ticks: u64) -> f64 {
