@@ -56,6 +56,13 @@ impl Schema {
             name: format!("tc_test_{}_{n}_{nanos}", std::process::id()),
         }
     }
+
+    /// A store on a pool of its own, its tables in this schema.
+    async fn store(&self) -> PgStore {
+        PgStore::from_pool_in_schema(pool(&self.url).await, &self.name)
+            .await
+            .unwrap()
+    }
 }
 
 impl Drop for Schema {
@@ -100,9 +107,7 @@ async fn pool(url: &str) -> PgPool {
 async fn fresh() -> Option<Fixture<PgStore>> {
     let url = database_url()?;
     let schema = Schema::new(&url);
-    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-        .await
-        .unwrap();
+    let store = schema.store().await;
     Some(Fixture {
         store: Arc::new(store),
         _keep: Box::new(schema),
@@ -127,9 +132,7 @@ impl Pg {
     async fn store(&self) -> Option<PgStore> {
         let url = database_url()?;
         let schema = Schema::new(&url);
-        let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-            .await
-            .unwrap();
+        let store = schema.store().await;
         self.schemas.lock().unwrap().push(schema);
         Some(store)
     }
@@ -170,9 +173,7 @@ async fn claims_that_meet_a_live_record_take_no_row_lock() {
         return;
     };
     let schema = Schema::new(&url);
-    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-        .await
-        .unwrap();
+    let store = schema.store().await;
     assert_eq!(
         store
             .claim(checks::req("done", "a", "t1", 0))
@@ -242,11 +243,7 @@ async fn restart_replays_through_the_pipeline() {
         return;
     };
     let schema = Schema::new(&url);
-    let open = || async {
-        PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-            .await
-            .unwrap()
-    };
+    let open = || schema.store();
     checks::pipeline_restart(open().await, open()).await;
 }
 
@@ -256,16 +253,12 @@ async fn restart_replays_a_completed_call() {
         return;
     };
     let schema = Schema::new(&url);
-    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-        .await
-        .unwrap();
+    let store = schema.store().await;
     checks::before_restart(&store).await;
     store.close().await;
     drop(store);
 
-    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-        .await
-        .unwrap();
+    let store = schema.store().await;
     checks::after_restart(&store).await;
 }
 
@@ -332,9 +325,7 @@ async fn a_schema_from_a_newer_version_is_refused() {
         return;
     };
     let schema = Schema::new(&url);
-    let store = PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-        .await
-        .unwrap();
+    let store = schema.store().await;
     let bump = format!(
         "INSERT INTO \"{}\".tc_schema_version (version) VALUES (999)",
         schema.name
@@ -424,11 +415,7 @@ fn a_crash_at_every_step_runs_the_effect_at_most_once() {
         ("TC_CRASH_URL", url.as_str()),
         ("TC_CRASH_SCHEMA", &schema.name),
     ];
-    let open = || async {
-        PgStore::from_pool_in_schema(pool(&url).await, &schema.name)
-            .await
-            .unwrap()
-    };
+    let open = || schema.store();
     crate::crash::matrix("postgres", &child, &env, open);
 }
 

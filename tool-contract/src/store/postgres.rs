@@ -38,7 +38,7 @@ use std::time::Duration;
 
 use sqlx::postgres::{PgPool, PgPoolOptions};
 
-use super::sql::{self, MigrateError, Statements};
+use super::sql::{self, ClaimStart, MigrateError, Statements};
 use super::StoreError;
 
 /// How long a call waits for a pooled connection, including connecting to a server that
@@ -150,7 +150,7 @@ impl PgStore {
         let prefix = schema.map_or_else(String::new, |s| format!("\"{s}\"."));
         let store = PgStore {
             pool,
-            sql: Statements::new(&prefix).claim_new(&prefix),
+            sql: Statements::new(&prefix, ClaimStart::InsertOrRead),
         };
         store.migrate(schema).await.map_err(|e| {
             let place = schema.map_or_else(String::new, |s| format!(" in schema {s:?}"));

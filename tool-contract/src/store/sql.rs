@@ -129,7 +129,8 @@ pub(super) struct Statements {
     /// Every migration, its statements with table names filled in.
     pub(super) migrations: Vec<Vec<String>>,
     pub(super) take: String,
-    /// [`Statements::claim_new`], set by backends that run it (PostgreSQL).
+    /// A claim's first step in one statement, for backends that can run it
+    /// ([`ClaimStart::InsertOrRead`]).
     pub(super) insert_or_read: Option<String>,
     pub(super) read: String,
     pub(super) complete: String,
@@ -143,12 +144,33 @@ pub(super) struct Statements {
     pub(super) consume_rule_use: String,
 }
 
+/// How a backend starts a claim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ClaimStart {
+    /// Read the record ([`Statements::read`]); for backends without a data-modifying `WITH`
+    /// (SQLite).
+    Read,
+    /// One statement that inserts the record if the key is absent and otherwise reads it
+    /// (PostgreSQL).
+    ///
+    /// Why it pays: a new key is then taken in one round trip and one commit instead of a
+    /// read and then a write, and a key that exists still costs no commit, because
+    /// `ON CONFLICT DO NOTHING` that meets a row neither writes nor locks it, so the statement
+    /// gets no transaction id and its commit flushes nothing. (`DO UPDATE ... WHERE` that meets
+    /// a row locks it whether or not the condition holds, which is a commit.) The read half
+    /// uses the statement's snapshot, taken before the insert: it sees the record that made
+    /// the insert do nothing, unless that record was committed after the snapshot, in which
+    /// case it sees nothing and the claim goes on as if the key were free (see [`claim`]).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    InsertOrRead,
+}
+
 impl Statements {
     /// The statements for tables named `{prefix}tc_idempotency`, `{prefix}tc_consumed_grants`,
     /// `{prefix}tc_standing_rule_uses`, `{prefix}tc_pending_approvals` and
     /// `{prefix}tc_schema_version`; `prefix` is empty or a
     /// quoted schema and a dot.
-    pub(super) fn new(prefix: &str) -> Self {
+    pub(super) fn new(prefix: &str, start: ClaimStart) -> Self {
         let idem = format!("{prefix}tc_idempotency");
         let grants = format!("{prefix}tc_consumed_grants");
         let rules = format!("{prefix}tc_standing_rule_uses");
@@ -190,7 +212,22 @@ impl Statements {
                         AND r.args_hash = excluded.args_hash)
                  RETURNING token",
             ),
-            insert_or_read: None,
+            insert_or_read: match start {
+                ClaimStart::Read => None,
+                ClaimStart::InsertOrRead => Some(fill(
+                    "WITH ins AS (
+                        INSERT INTO {idem}
+                            (scoped_key, args_hash, token, lease_until_ms, expires_at_ms, envelope)
+                        VALUES ($1, $2, $3, $4, $5, NULL)
+                        ON CONFLICT (scoped_key) DO NOTHING
+                        RETURNING 1
+                     )
+                     SELECT EXISTS (SELECT 1 FROM ins),
+                            r.args_hash, r.lease_until_ms, r.expires_at_ms, r.envelope
+                     FROM (VALUES (1)) AS one
+                     LEFT JOIN {idem} AS r ON r.scoped_key = $1",
+                )),
+            },
             read: fill(
                 "SELECT args_hash, lease_until_ms, expires_at_ms, envelope
                  FROM {idem} WHERE scoped_key = $1",
@@ -222,36 +259,6 @@ impl Statements {
             pending: super::pending::PendingSql::new(&pending),
         }
     }
-
-    /// The same statements, with a claim's first step done by one statement that inserts the
-    /// record if the key is absent and otherwise reads it (PostgreSQL only: SQLite has no
-    /// data-modifying `WITH`).
-    ///
-    /// Why it pays: a new key is then taken in one round trip and one commit instead of a read
-    /// and then a write, and a key that exists still costs no commit, because
-    /// `ON CONFLICT DO NOTHING` that meets a row neither writes nor locks it, so the statement
-    /// gets no transaction id and its commit flushes nothing. (`DO UPDATE ... WHERE` that meets a
-    /// row locks it whether or not the condition holds, which is a commit.) The read half uses
-    /// the statement's snapshot, taken before the insert: it sees the record that made the
-    /// insert do nothing, unless that record was committed after the snapshot, in which case
-    /// it sees nothing and the claim goes on as if the key were free (see [`claim`]).
-    #[cfg(feature = "postgres")]
-    pub(super) fn claim_new(mut self, prefix: &str) -> Self {
-        self.insert_or_read = Some(format!(
-            "WITH ins AS (
-                INSERT INTO {prefix}tc_idempotency
-                    (scoped_key, args_hash, token, lease_until_ms, expires_at_ms, envelope)
-                VALUES ($1, $2, $3, $4, $5, NULL)
-                ON CONFLICT (scoped_key) DO NOTHING
-                RETURNING 1
-             )
-             SELECT EXISTS (SELECT 1 FROM ins),
-                    r.args_hash, r.lease_until_ms, r.expires_at_ms, r.envelope
-             FROM (VALUES (1)) AS one
-             LEFT JOIN {prefix}tc_idempotency AS r ON r.scoped_key = $1"
-        ));
-        self
-    }
 }
 
 /// A stored record as [`claim`] needs it to classify a refused claim.
@@ -266,7 +273,7 @@ pub(super) struct Record {
 /// The raw columns of [`Statements::read`], as both drivers decode them.
 pub(super) type RecordRow = (String, i64, i64, Option<String>);
 
-/// The raw columns of [`Statements::insert_or_read`]: whether the insert took the key, then
+/// The raw columns of [`ClaimStart::InsertOrRead`]: whether the insert took the key, then
 /// the record the statement's snapshot saw, if any.
 pub(super) type InsertOrReadRow = (
     bool,
@@ -306,7 +313,7 @@ impl Seen {
         record.map_or(Seen::Absent, Seen::Record)
     }
 
-    /// What [`Statements::insert_or_read`] says.
+    /// What [`ClaimStart::InsertOrRead`] says.
     pub(super) fn from_insert_or_read(
         (taken, args_hash, lease, expires, envelope): InsertOrReadRow,
     ) -> Result<Seen, StoreError> {
@@ -329,7 +336,7 @@ pub(super) trait ClaimOps: Sync {
         -> impl Future<Output = Result<bool, StoreError>> + Send;
     /// Runs [`Statements::read`].
     fn read(&self, key: &str) -> impl Future<Output = Result<Option<Record>, StoreError>> + Send;
-    /// A claim's first step: [`Statements::insert_or_read`] where the backend has it, else a
+    /// A claim's first step: [`ClaimStart::InsertOrRead`] where the backend has it, else a
     /// read.
     fn first(
         &self,
@@ -640,8 +647,15 @@ mod tests {
 
     #[test]
     fn statements_name_their_tables() {
-        let s = Statements::new("\"t1\".");
+        let s = Statements::new("\"t1\".", ClaimStart::InsertOrRead);
         assert!(s.take.contains("INSERT INTO \"t1\".tc_idempotency AS r"));
+        let first = s.insert_or_read.as_deref().unwrap();
+        assert!(first.contains("INSERT INTO \"t1\".tc_idempotency"));
+        assert!(first.contains("LEFT JOIN \"t1\".tc_idempotency AS r"));
+        assert!(!first.contains('{'));
+        assert!(Statements::new("", ClaimStart::Read)
+            .insert_or_read
+            .is_none());
         assert!(s.migrations[0][0].contains("CREATE TABLE \"t1\".tc_idempotency"));
         assert!(s.version_table.contains("\"t1\".tc_schema_version"));
         assert!(!s.migrations.concat().iter().any(|m| m.contains('{')));

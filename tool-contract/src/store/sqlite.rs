@@ -36,7 +36,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use super::sql::{self, MigrateError, Statements};
+use super::sql::{self, ClaimStart, MigrateError, Statements};
 use super::StoreError;
 
 /// How long a connection waits for another connection's (or process's) write lock.
@@ -149,7 +149,7 @@ impl SqliteStore {
     async fn migrated(pool: SqlitePool) -> Result<Self, Opening> {
         let store = SqliteStore {
             pool,
-            sql: Statements::new(""),
+            sql: Statements::new("", ClaimStart::Read),
         };
         if let Err(e) = store.migrate().await {
             store.pool.close().await;
