@@ -202,24 +202,20 @@ async fn claims_that_meet_a_live_record_take_no_row_lock() {
     let locked = sqlx::query(&lock).fetch_all(&mut locker).await.unwrap();
     assert_eq!(locked.len(), 2);
 
+    // Each claim's own key and arguments, a second caller's token.
+    let store = &store;
+    let claim = |key, args| async move {
+        store
+            .claim(checks::req(key, args, "t2", 500))
+            .await
+            .unwrap()
+    };
     let decide = async {
         (
-            store
-                .claim(checks::req("done", "a", "t2", 500))
-                .await
-                .unwrap(),
-            store
-                .claim(checks::req("running", "a", "t2", 500))
-                .await
-                .unwrap(),
-            store
-                .claim(checks::req("done", "b", "t2", 500))
-                .await
-                .unwrap(),
-            store
-                .claim(checks::req("new", "a", "t2", 500))
-                .await
-                .unwrap(),
+            claim("done", "a").await,
+            claim("running", "a").await,
+            claim("done", "b").await,
+            claim("new", "a").await,
         )
     };
     let (replay, running, reused, new) = tokio::time::timeout(Duration::from_secs(5), decide)
