@@ -24,7 +24,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::error::{ErrorCategory, ToolError};
 
@@ -243,9 +243,65 @@ impl Observation {
         self.error.as_ref().map(ToolError::code)
     }
 
-    /// The envelope as a JSON value.
+    /// The envelope as a JSON value: the same value as `serde_json::to_value`, keys in the
+    /// same order.
+    ///
+    /// ```
+    /// # use tool_contract::envelope::{Meta, Observation, Provenance};
+    /// # use serde_json::json;
+    /// # let meta: Meta = serde_json::from_value(json!({"tool": "ping_service", "tool_version": "1.0.0",
+    /// #     "call_id": "call_1", "latency_ms": 3, "attempts": 1})).unwrap();
+    /// let obs = Observation::success(json!({"up": true}), meta, Provenance::untrusted("tool://ping_service@1.0.0", None));
+    /// assert_eq!(obs.to_value(), serde_json::to_value(&obs).unwrap());
+    /// assert_eq!(obs.to_value()["data"]["up"], true);
+    /// ```
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        // Built field by field in the derive's order, with the derive's skips: the MCP server
+        // builds this tree on every call, and going through the serializer cost a string
+        // allocation per key and a detour per field. The doc test above and the envelope
+        // property test hold it to `serde_json::to_value`.
+        let text = |s: &str| Value::String(s.to_owned());
+        let mut envelope = Map::with_capacity(4);
+        envelope.insert("ok".to_owned(), Value::Bool(self.ok));
+        if let Some(data) = &self.data {
+            // What `to_value` does with a `RawValue`: parse its text.
+            match serde_json::from_str(data.get()) {
+                Ok(data) => envelope.insert("data".to_owned(), data),
+                Err(_) => return Value::Null,
+            };
+        }
+        if let Some(error) = &self.error {
+            match serde_json::to_value(error) {
+                Ok(error) => envelope.insert("error".to_owned(), error),
+                Err(_) => return Value::Null,
+            };
+        }
+        let m = &self.meta;
+        let mut meta = Map::with_capacity(7);
+        meta.insert("tool".to_owned(), text(&m.tool));
+        meta.insert(
+            "tool_version".to_owned(),
+            m.tool_version.as_deref().map_or(Value::Null, text),
+        );
+        meta.insert("call_id".to_owned(), text(&m.call_id));
+        meta.insert("latency_ms".to_owned(), Value::from(m.latency_ms));
+        meta.insert("attempts".to_owned(), Value::from(m.attempts));
+        if let Some(f) = &m.fingerprint {
+            meta.insert("fingerprint".to_owned(), text(f));
+        }
+        if let Some(i) = &m.idempotency {
+            meta.insert("idempotency".to_owned(), text(i));
+        }
+        envelope.insert("meta".to_owned(), Value::Object(meta));
+        let p = &self.provenance;
+        let mut provenance = Map::with_capacity(3);
+        provenance.insert("trust".to_owned(), text(p.trust.as_str()));
+        provenance.insert("source".to_owned(), text(&p.source));
+        if let Some(r) = &p.revision {
+            provenance.insert("revision".to_owned(), text(r));
+        }
+        envelope.insert("provenance".to_owned(), Value::Object(provenance));
+        Value::Object(envelope)
     }
 
     /// The envelope as JSON text: what goes back to the model (the same text as
@@ -349,19 +405,7 @@ impl Observation {
     /// ```
     pub fn to_prompt_block(&self) -> String {
         let json = self.to_json();
-        let mut body = String::with_capacity(json.len() + 16);
-        for c in json.chars() {
-            match c {
-                '<' => body.push_str("\\u003c"),
-                '>' => body.push_str("\\u003e"),
-                '&' => body.push_str("\\u0026"),
-                // Outside strings JSON text is ASCII, so `c` is inside a string, where a
-                // `\\u` escape (a surrogate pair above U+FFFF) is the same value.
-                c if is_invisible(c) => push_json_escape(c, &mut body),
-                c => body.push(c),
-            }
-        }
-        let mut out = String::with_capacity(body.len() + 160);
+        let mut out = String::with_capacity(json.len() + json.len() / 8 + 192);
         out.push_str("<tool_result trust=\"untrusted\" tool=\"");
         escape_attr(&self.meta.tool, &mut out);
         out.push_str("\" call_id=\"");
@@ -375,10 +419,50 @@ impl Observation {
             out.push('"');
         }
         out.push_str(if self.ok { ">\n" } else { " ok=\"false\">\n" });
-        out.push_str(&body);
+        escape_body(&json, &mut out);
         out.push_str("\n</tool_result>");
         out
     }
+}
+
+/// Writes envelope JSON for a prompt block: `<`, `>`, `&` and [invisible](is_invisible)
+/// characters as `\\uXXXX` escapes, everything else as is, copied in clean runs. Outside
+/// strings JSON text is ASCII, so every escaped character is inside a string, where the
+/// escape is the same value.
+fn escape_body(json: &str, out: &mut String) {
+    let bytes = json.as_bytes();
+    // `start..i` is the clean run not yet copied; `i` only ever stops on a char boundary.
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let byte = bytes[i];
+        if byte.is_ascii() {
+            let escape = match byte {
+                b'<' => "\\u003c",
+                b'>' => "\\u003e",
+                b'&' => "\\u0026",
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            };
+            out.push_str(&json[start..i]);
+            out.push_str(escape);
+            i += 1;
+            start = i;
+        } else {
+            let Some(c) = json[i..].chars().next() else {
+                break;
+            };
+            if is_invisible(c) {
+                out.push_str(&json[start..i]);
+                push_json_escape(c, out);
+                start = i + c.len_utf8();
+            }
+            i += c.len_utf8();
+        }
+    }
+    out.push_str(&json[start..]);
 }
 
 /// Characters that change what a reader sees without being visible themselves: line and
@@ -400,9 +484,13 @@ pub(crate) fn is_invisible(c: char) -> bool {
 
 /// Writes `c` as JSON `\\uXXXX` escapes (a surrogate pair above U+FFFF).
 fn push_json_escape(c: char, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut units = [0u16; 2];
-    for unit in c.encode_utf16(&mut units) {
-        out.push_str(&format!("\\u{unit:04x}"));
+    for &unit in c.encode_utf16(&mut units).iter() {
+        out.push_str("\\u");
+        for shift in [12, 8, 4, 0] {
+            out.push(char::from(HEX[usize::from((unit >> shift) & 0xf)]));
+        }
     }
 }
 
@@ -425,6 +513,18 @@ pub(crate) fn escape_invisible(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn escape_attr(s: &str, out: &mut String) {
+    // Names, call ids and sources are nearly always plain ASCII: copied whole.
+    if s.bytes()
+        .all(|b| b.is_ascii() && !b.is_ascii_control() && !b"&<>\"'".contains(&b))
+    {
+        out.push_str(s);
+        return;
+    }
+    escape_attr_chars(s, out);
+}
+
+/// [`escape_attr`] one `char` at a time: what its fast path must agree with.
+fn escape_attr_chars(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -481,7 +581,80 @@ mod tests {
                 Observation::failure(err, meta, provenance)
             };
             prop_assert_eq!(obs.to_json(), serde_json::to_string(&obs).unwrap());
+            // `to_value` builds the tree by hand too.
+            // (`Value`'s equality ignores key order; its text does not.)
+            prop_assert_eq!(obs.to_value().to_string(), serde_json::to_value(&obs).unwrap().to_string());
+            // The prompt block copies clean runs; it must be the char-by-char escape it replaced.
+            prop_assert_eq!(obs.to_prompt_block(), reference_prompt_block(&obs));
         }
+
+        /// The prompt block's body and attribute escapes against the char-by-char reference,
+        /// on text dense in what they escape.
+        #[test]
+        fn prompt_block_escapes_match_the_reference(
+            parts in proptest::collection::vec(prop_oneof![
+                prop::sample::select(vec![
+                    "<", ">", "&", "\"", "'", "\n", "\u{0}", "\u{1f}", "\u{7f}", "\u{85}",
+                    "\u{2028}", "\u{2029}", "\u{202e}", "\u{feff}", "\u{e0041}", "\u{61c}",
+                    "\u{200b}", "\u{e9}", "\u{1f600}", "a", "</tool_result>",
+                ]).prop_map(str::to_owned),
+                any::<String>(),
+            ], 0..12),
+        ) {
+            let text: String = parts.concat();
+            let mut body = String::new();
+            escape_body(&text, &mut body);
+            prop_assert_eq!(body, reference_body(&text));
+            let mut attr = String::new();
+            escape_attr(&text, &mut attr);
+            prop_assert_eq!(attr, reference_attr(&text));
+        }
+    }
+
+    /// The prompt block as first written: one char at a time, `format!` per escape. The
+    /// faster writer above must produce the same text.
+    fn reference_prompt_block(obs: &Observation) -> String {
+        let mut out = String::from("<tool_result trust=\"untrusted\" tool=\"");
+        out.push_str(&reference_attr(&obs.meta.tool));
+        out.push_str("\" call_id=\"");
+        out.push_str(&reference_attr(&obs.meta.call_id));
+        out.push_str("\" source=\"");
+        out.push_str(&reference_attr(&obs.provenance.source));
+        out.push('"');
+        if let Some(rev) = &obs.provenance.revision {
+            out.push_str(" revision=\"");
+            out.push_str(&reference_attr(rev));
+            out.push('"');
+        }
+        out.push_str(if obs.ok { ">\n" } else { " ok=\"false\">\n" });
+        out.push_str(&reference_body(&obs.to_json()));
+        out.push_str("\n</tool_result>");
+        out
+    }
+
+    fn reference_body(json: &str) -> String {
+        let mut body = String::new();
+        for c in json.chars() {
+            match c {
+                '<' => body.push_str("\\u003c"),
+                '>' => body.push_str("\\u003e"),
+                '&' => body.push_str("\\u0026"),
+                c if is_invisible(c) => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        body.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => body.push(c),
+            }
+        }
+        body
+    }
+
+    fn reference_attr(s: &str) -> String {
+        let mut out = String::new();
+        escape_attr_chars(s, &mut out);
+        out
     }
 
     fn meta() -> Meta {

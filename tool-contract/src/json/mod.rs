@@ -34,7 +34,7 @@ mod tree;
 mod write;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use arena::with_arena;
 pub(crate) use from_tree::FromTree;

@@ -142,7 +142,7 @@ fn parses_like_serde_json() {
 
 /// Any JSON value, with strings full of quotes, backslashes, control characters and
 /// astral characters (all of which serde_json escapes or not in its own way).
-fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+pub(crate) fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
     use proptest::prelude::*;
     let text = proptest::collection::vec(
         prop_oneof![

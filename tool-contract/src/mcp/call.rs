@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::ErrorData;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 use super::input_request::{self, Outcome, APPROVAL_INPUT};
 use super::{approval, is_2026_07_28, Inner, McpRequest, McpServer, TextContent, Transport};
@@ -47,8 +47,12 @@ pub(super) async fn call_tool(
     let mut repairs = Arc::clone(&server.repairs);
     let ctx = match provide(inner, &request_view) {
         Ok(ctx) => {
-            if !new_revision {
-                announce_list_change(server, &ctx, &rmcp).await;
+            if !new_revision && list_changed(server, &ctx) {
+                // Boxed: rare, and its state would sit in every call's future.
+                let notifying = rmcp.peer.notify_tool_list_changed();
+                if let Err(err) = Box::pin(notifying).await {
+                    tracing::debug!(error = %err, "notifications/tools/list_changed not sent");
+                }
             }
             // A 2026-07-28 request over HTTP stands alone (rmcp serves it on a fresh handler):
             // its caller's record, not the handler's, is what spans the calls.
@@ -73,8 +77,7 @@ pub(super) async fn call_tool(
     };
     // Through the raw-text entry point so MCP calls get the registry's proposal limits (size,
     // depth, value count, number policy) like every other proposal.
-    let arguments = Value::Object(request.arguments.unwrap_or_default());
-    let raw = json!({ "name": name, "arguments": arguments }).to_string();
+    let raw = proposal_text(name, request.arguments.as_ref());
     let observation = match inner.registry.prepare_raw(&raw, &ctx) {
         Ok(Prepared::Ready(call)) => inner.registry.execute(call).await,
         // 2026-07-28 has no server-to-client requests: the question rides in the result.
@@ -87,13 +90,17 @@ pub(super) async fn call_tool(
                 (handle, response)
             });
             let client = rmcp.client_capabilities();
-            match input_request::resolve(inner, pending, answer, client.as_ref(), &ctx).await {
+            // Boxed, as is the approval path below: inline, their states made every call's
+            // future several KiB larger, and rmcp moves that future (into its task, into a
+            // span) on every call, approval or not.
+            let resolving = input_request::resolve(inner, pending, answer, client.as_ref(), &ctx);
+            match Box::pin(resolving).await {
                 Outcome::Done(observation) => observation,
                 Outcome::Ask(question) => return Ok(question.into()),
             }
         }
         Ok(Prepared::NeedsApproval(pending)) => {
-            approval::resolve(inner, pending, &rmcp, &ctx).await
+            Box::pin(approval::resolve(inner, pending, &rmcp, &ctx)).await
         }
         Err(rejection) if rejection.observation().code() == Some("UNKNOWN_TOOL") => {
             // A protocol error, per the spec's error handling section (see the module docs).
@@ -106,6 +113,24 @@ pub(super) async fn call_tool(
     };
     let observation = bound_repairs(&repairs, name, observation);
     Ok(result(inner, &observation).into())
+}
+
+/// The proposal `{"name": …, "arguments": …}` as JSON text, written straight from the
+/// request's parts rather than through an intermediate `Value` tree (absent arguments are
+/// `{}`).
+fn proposal_text(name: &str, arguments: Option<&Map<String, Value>>) -> String {
+    let empty = Map::new();
+    let arguments = arguments.unwrap_or(&empty);
+    let mut raw = Vec::with_capacity(name.len() + 64);
+    raw.extend_from_slice(b"{\"name\":");
+    // Writing a `str` or a `Map` into a `Vec` cannot fail: neither has a fallible
+    // `Serialize` (string keys only) and the writer never errors.
+    let _ = serde_json::to_writer(&mut raw, name);
+    raw.extend_from_slice(b",\"arguments\":");
+    let _ = serde_json::to_writer(&mut raw, arguments);
+    raw.push(b'}');
+    // serde_json writes UTF-8 only.
+    String::from_utf8(raw).unwrap_or_default()
 }
 
 /// Counts a repairable failure against the session's bound for this tool: the model is told
@@ -130,29 +155,25 @@ fn bound_repairs(repairs: &Mutex<RepairLoop>, tool: &str, observation: Observati
     }
 }
 
-/// Sends `notifications/tools/list_changed` once when the list this session would now see
-/// differs from the one it was last given (the host's provider returned other capabilities or
-/// pins). Only after a `tools/list`: a session that never listed has nothing stale.
-async fn announce_list_change(
-    server: &McpServer,
-    ctx: &ToolContext,
-    rmcp: &RequestContext<RoleServer>,
-) {
+/// Whether to send `notifications/tools/list_changed` now: once, when the list this session
+/// would now see differs from the one it was last given (the host's provider returned other
+/// capabilities or pins). Only after a `tools/list`: a session that never listed has nothing
+/// stale.
+fn list_changed(server: &McpServer, ctx: &ToolContext) -> bool {
+    let mut listed = server
+        .listed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Most sessions never list, and their calls need not work out the view at all.
+    let Some(shown) = &listed.shown else {
+        return false;
+    };
     let key = server.inner.exposure.key(ctx);
-    {
-        let mut listed = server
-            .listed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let stale = listed.shown.as_ref().is_some_and(|shown| *shown != key);
-        if !stale || listed.announced.as_ref() == Some(&key) {
-            return;
-        }
-        listed.announced = Some(key);
+    if *shown == key || listed.announced.as_ref() == Some(&key) {
+        return false;
     }
-    if let Err(err) = rmcp.peer.notify_tool_list_changed().await {
-        tracing::debug!(error = %err, "notifications/tools/list_changed not sent");
-    }
+    listed.announced = Some(key);
+    true
 }
 
 /// The MCP result for an envelope: `structuredContent` is the envelope, `isError` is `!ok`,
@@ -214,4 +235,32 @@ fn truncate(name: &str) -> String {
     name.chars()
         .take(crate::export::mcp::MAX_NAME_LEN)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The proposal text is written by hand; it must mean what the `json!` tree it
+        /// replaced meant, for any name and any arguments.
+        #[test]
+        fn proposal_text_is_the_json_tree(
+            name in any::<String>(),
+            arguments in proptest::option::of(crate::json::tests::any_json()),
+        ) {
+            let arguments = arguments.map(|v| match v {
+                Value::Object(map) => map,
+                other => Map::from_iter([("v".to_owned(), other)]),
+            });
+            let text = proposal_text(&name, arguments.as_ref());
+            let expected = serde_json::json!({
+                "name": name,
+                "arguments": Value::Object(arguments.unwrap_or_default()),
+            });
+            prop_assert_eq!(&text, &expected.to_string());
+            prop_assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), expected);
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! and [`execute_approved`](Registry::execute_approved) releases a call a human approved.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::approval::{ApprovalConfig, ApprovalDecision, ApprovalGrant, ApprovalRequest};
@@ -152,8 +153,10 @@ impl Registry {
     /// receipt.
     ///
     /// Needs a Tokio runtime with the time driver enabled (`#[tokio::main]` has it).
-    pub async fn execute(&self, call: PreparedCall) -> Observation {
-        crate::execute::run(&self.inner.services, call).await
+    // Not an `async fn`: it would hold the call a second time beside the executor's future,
+    // and a server moves that future (into a task, into a span) on every call.
+    pub fn execute(&self, call: PreparedCall) -> impl Future<Output = Observation> + Send + '_ {
+        crate::execute::run(&self.inner.services, call)
     }
 
     /// Parse, prepare and execute in one step. A call that needs approval is not run (unless
