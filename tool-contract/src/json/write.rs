@@ -175,6 +175,31 @@ mod tests {
         assert!(handover_works());
     }
 
+    /// Floats at the edges of `f64` come out as serde_json's serializer writes them.
+    #[test]
+    fn extreme_floats_match_serde_json() {
+        let extremes = [
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE,
+            f64::EPSILON,
+            5e-324,
+            -5e-324,
+            -2.2250738585072014e-308,
+            1e300,
+            -0.0,
+            0.1 + 0.2,
+            -123456789.12345679,
+        ];
+        for f in extremes {
+            let n = Number::from_f64(f).unwrap();
+            let mut out = String::new();
+            write_number(&mut out, &n);
+            assert_eq!(out, serde_json::to_string(&n).unwrap(), "{f:e}");
+        }
+    }
+
     proptest! {
         #[test]
         fn any_string_matches_serde_json(s in any::<String>()) {
