@@ -282,6 +282,21 @@ impl<T> ToolReturn for Result<T, ToolError> {
     }
 }
 
+/// A handler's future with its value turned into the pipeline's `Result`: what `#[tool]`
+/// expands `Tool::call` to when the handler takes only its arguments. One generic function
+/// instead of an `async` block per tool, each of which is a state machine the compiler must
+/// build, check and generate code for.
+#[inline]
+pub fn returning<F>(
+    handler: F,
+) -> impl std::future::Future<Output = Result<<F::Output as ToolReturn>::Output, ToolError>> + Send
+where
+    F: std::future::Future + Send,
+    F::Output: ToolReturn,
+{
+    futures_util::FutureExt::map(handler, ToolReturn::into_result)
+}
+
 /// The handler's output must serialize and have a schema.
 #[diagnostic::on_unimplemented(
     message = "tool output `{Self}` needs `Serialize` and `JsonSchema`",

@@ -230,20 +230,32 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     } else {
         quote!(())
     };
-    let body = if checks {
+    let body = if checks && f.extractors.is_empty() {
+        // Nothing to extract: the handler's own future, its value mapped by a function
+        // compiled once, rather than an `async` block per tool (one more state machine per
+        // tool for the compiler to build, check and generate).
         quote! {
-            let _ = &__tc_ctx;
-            #(#extracts)*
-            #krate::__private::ToolReturn::into_result(
-                #fn_ident(__tc_args #(, #extract_idents)*).await
-            )
+            let _ = __tc_ctx;
+            #krate::__private::returning(#fn_ident(__tc_args))
+        }
+    } else if checks {
+        quote! {
+            async move {
+                let _ = &__tc_ctx;
+                #(#extracts)*
+                #krate::__private::ToolReturn::into_result(
+                    #fn_ident(__tc_args #(, #extract_idents)*).await
+                )
+            }
         }
     } else {
         // Never runs: the crate does not compile. Calling the handler here could only repeat
         // the error the checks already reported.
         quote! {
-            let _ = (&__tc_args, &__tc_ctx);
-            ::core::unreachable!("this tool failed its compile-time checks")
+            async move {
+                let _ = (&__tc_args, &__tc_ctx);
+                ::core::unreachable!("this tool failed its compile-time checks")
+            }
         }
     };
 
@@ -319,7 +331,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 ) -> impl ::core::future::Future<
                     Output = ::core::result::Result<Self::Output, #krate::ToolError>,
                 > + ::core::marker::Send + '__tc_a {
-                    async move { #body }
+                    #body
                 }
 
                 #view_deliver
