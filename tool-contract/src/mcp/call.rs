@@ -115,22 +115,23 @@ pub(super) async fn call_tool(
     Ok(result(inner, &observation).into())
 }
 
-/// The proposal `{"name": …, "arguments": …}` as JSON text, written straight from the
+/// The proposal `{"name": …, "arguments": …}` as JSON text, serialized straight from the
 /// request's parts rather than through an intermediate `Value` tree (absent arguments are
 /// `{}`).
 fn proposal_text(name: &str, arguments: Option<&Map<String, Value>>) -> String {
+    #[derive(serde::Serialize)]
+    struct Wire<'a> {
+        name: &'a str,
+        arguments: &'a Map<String, Value>,
+    }
     let empty = Map::new();
-    let arguments = arguments.unwrap_or(&empty);
-    let mut raw = Vec::with_capacity(name.len() + 64);
-    raw.extend_from_slice(b"{\"name\":");
-    // Writing a `str` or a `Map` into a `Vec` cannot fail: neither has a fallible
-    // `Serialize` (string keys only) and the writer never errors.
-    let _ = serde_json::to_writer(&mut raw, name);
-    raw.extend_from_slice(b",\"arguments\":");
-    let _ = serde_json::to_writer(&mut raw, arguments);
-    raw.push(b'}');
-    // serde_json writes UTF-8 only.
-    String::from_utf8(raw).unwrap_or_default()
+    let wire = Wire {
+        name,
+        arguments: arguments.unwrap_or(&empty),
+    };
+    // Cannot fail: string keys only, and the writer is a `Vec`. An empty text would only be
+    // refused by the parser as malformed, never run.
+    serde_json::to_string(&wire).unwrap_or_default()
 }
 
 /// Counts a repairable failure against the session's bound for this tool: the model is told
