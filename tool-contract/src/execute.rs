@@ -14,10 +14,10 @@ use tracing::Instrument;
 
 use crate::call::PreparedCall;
 use crate::clock::{micros, millis};
-use crate::entry::Entry;
-use crate::envelope::{Meta, Observation};
+use crate::entry::{Decoded, Entry};
+use crate::envelope::{Meta, Observation, Provenance};
 use crate::error::{ErrorCategory, ToolError};
-use crate::idempotency::{ClaimState, Disposition};
+use crate::idempotency::{ClaimState, Disposition, Early, Held};
 use crate::output::CheckedOutput;
 use crate::policy;
 use crate::receipt::{AttemptRecord, ExecutionRecord, OutcomeRecord, ProposalRecord, Receipt};
@@ -77,6 +77,13 @@ pub(crate) fn run(
     async move { run_inner(services, &mut call, &span).await }.instrument(outer)
 }
 
+// `run_inner` keeps only what a call that succeeds on its first attempt executes; every other
+// branch (a replay or refusal by the idempotency store, a standing rule, a handler's error, a
+// retry, a panic, a timeout, a withheld output) calls out to a function marked cold, and the
+// rarely taken awaits are boxed as trait objects so their state machines are not inlined
+// either. With whole-program optimisation everything else would be inlined here, and the
+// code a plain call runs would no longer fit the instruction cache beside the handler's
+// (BENCHMARKS.md, the per-call pipeline).
 async fn run_inner(
     services: &Services,
     call: &mut PreparedCall,
@@ -101,62 +108,28 @@ async fn run_inner(
         ClaimState::Early(early) => Err(*early),
         ClaimState::Pending if call.ctx.idempotency_key().is_some() => {
             let args = call.args.get(&entry.plan);
-            Box::pin(crate::idempotency::begin(services, c, &call.ctx, args)).await
+            crate::idempotency::begin(services, c, &call.ctx, args)
+                .boxed()
+                .await
         }
         ClaimState::Pending => Ok(None),
     };
-    let held = match begun {
+    let mut held = match begun {
         Ok(held) => held,
-        Err(early) => {
-            let meta = Meta::of(
-                c,
-                std::mem::take(&mut call.call_id),
-                millis(call.started.elapsed()),
-                0,
-            );
-            let (observation, stage) = early.into_observation(meta, entry.output.provenance(None));
-            span.record("tool.attempts", 0);
-            span.record("tool.outcome", stage.as_str());
-            if let Some(code) = observation.code() {
-                span.record("error.type", code);
-            }
-            diagnostics.push(format!("idempotency: {stage}; the handler did not run"));
-            remember(call, &observation);
-            record(
-                services,
-                call,
-                &observation,
-                stage,
-                attempts,
-                diagnostics,
-                exec_started,
-            );
-            return observation;
-        }
+        Err(early) => return end_early(services, call, early, span, exec_started),
     };
-    // A standing rule's use is counted only by a call that will run: after its key is
-    // claimed (a replay used nothing), and not after the deadline (the loop below refuses
-    // that call before any attempt).
     if let Some(standing) = call.standing.take() {
-        let now = services.clock.now_ms();
-        let late = call
-            .ctx
-            .deadline()
-            .is_some_and(|d| d <= tokio::time::Instant::now());
-        if !late {
-            match Box::pin(standing.consume(call.ctx.deadline(), now)).await {
-                Ok(n) => {
-                    if let Some(record) = call.approval.as_mut() {
-                        record.rule_use = Some(n);
-                    }
-                }
-                Err(err) => {
-                    if let Some(held) = held {
-                        Box::pin(crate::idempotency::release(services, &call.ctx, held)).await;
-                    }
-                    return refuse_unapproved(services, call, err, span, exec_started);
-                }
-            }
+        let consumed = consume_standing(
+            services,
+            &standing,
+            &call.ctx,
+            &mut call.approval,
+            &mut held,
+        )
+        .boxed()
+        .await;
+        if let Err(err) = consumed {
+            return refuse_unapproved(services, call, err, span, exec_started);
         }
     }
     let mut reservation = call.reservation.take();
@@ -178,29 +151,19 @@ async fn run_inner(
             .is_some_and(|d| d <= tokio::time::Instant::now())
         {
             attempt -= 1;
-            break Err(last_err.take().unwrap_or_else(|| {
-                ToolError::policy_denied(
-                    "DEADLINE_EXCEEDED",
-                    "the turn's deadline passed before the tool could run",
-                )
-            }));
+            break Err(deadline_passed(last_err.take()));
         }
         if attempt > 1 || reservation.is_none() && call.ctx.budget().is_some() {
             match policy::reserve_attempt(c, &call.ctx, attempt == 1) {
                 Ok(r) => reservation = r,
                 Err(err) => {
                     attempt -= 1;
-                    // On a retry, the handler's own error is the news; the budget is why it stops.
-                    break Err(match last_err.take() {
-                        Some(last) => {
-                            diagnostics.push(format!(
-                                "attempt {}: no retry, the budget is spent",
-                                attempt + 1
-                            ));
-                            last
-                        }
-                        None => err,
-                    });
+                    break Err(budget_spent(
+                        err,
+                        last_err.take(),
+                        attempt,
+                        &mut diagnostics,
+                    ));
                 }
             }
         }
@@ -211,17 +174,7 @@ async fn run_inner(
         };
         let decoded = match call.decoded.take() {
             Some(d) => Ok(d),
-            None => entry
-                .runner
-                .decode(call.args.get(&entry.plan))
-                .and_then(|d| {
-                    d.map_err(|_| {
-                        ToolError::internal(
-                            "ARGUMENTS_REDECODE_FAILED",
-                            "validated arguments could not be decoded again",
-                        )
-                    })
-                }),
+            None => redecode(entry, &call.args),
         };
         // Attempt time is wanted for a budget's settlement and for receipts only.
         let t0 = (keep_records || reservation.is_some()).then(tokio::time::Instant::now);
@@ -244,24 +197,14 @@ async fn run_inner(
                 let timed = match first {
                     std::task::Poll::Ready(done) => Ok(done),
                     std::task::Poll::Pending => {
-                        Box::pin(tokio::time::timeout(per_attempt, fut)).await
+                        tokio::time::timeout(per_attempt, fut).boxed().await
                     }
                 };
                 match timed {
                     Ok(Ok(result)) => result,
                     // The panic payload may hold anything the handler had; it never leaks.
-                    Ok(Err(_panic)) => {
-                        diagnostics.push(format!("attempt {attempt}: the handler panicked"));
-                        Err(ToolError::internal(
-                            "HANDLER_PANICKED",
-                            "the tool failed unexpectedly",
-                        ))
-                    }
-                    Err(_elapsed) => Err(ToolError::transient(
-                        "TOOL_TIMEOUT",
-                        "the tool did not answer in time",
-                    )
-                    .with_detail("timeout_ms", millis(per_attempt))),
+                    Ok(Err(_panic)) => Err(panicked(attempt, &mut diagnostics)),
+                    Err(_elapsed) => Err(timed_out(per_attempt)),
                 }
             }
         };
@@ -284,47 +227,15 @@ async fn run_inner(
             Ok(value) => break Ok(value),
             Err(err) => err,
         };
-        // The operator side goes to logs and the receipt here, per attempt: a retried error's
-        // source would otherwise be lost with it.
-        if let Some(report) = err.operator_report() {
-            tracing::warn!(
-                tool = %c.name,
-                attempt,
-                code = err.code(),
-                operator = %report,
-                "tool error"
-            );
-            diagnostics.push(format!("attempt {attempt}: {}: {report}", err.code()));
-        }
         ambiguous |=
             ran_now && crate::idempotency::disposition(Some(&err), true) == Disposition::Hold;
-        let retryable = err.retryable() && !never_retried(err.category());
-        if !retryable || attempt >= c.retry.max_attempts {
-            break Err(err);
+        match after_error(c, &call.ctx, attempt, err, &mut diagnostics) {
+            Next::Stop(err) => break Err(err),
+            Next::RetryAfter(delay, err) => {
+                last_err = Some(err);
+                tokio::time::sleep(delay).boxed().await;
+            }
         }
-        // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
-        // schedule, not a reason to hold this call open.
-        let wait_cap = c.retry.longest_wait_ms();
-        if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
-            diagnostics.push(format!(
-                "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
-            ));
-            break Err(err);
-        }
-        let delay = backoff(&c.retry, attempt, err.retry_after_ms());
-        let fits = call.ctx.deadline().is_none_or(|d| {
-            tokio::time::Instant::now()
-                .checked_add(delay)
-                .is_some_and(|at| at < d)
-        });
-        if !fits {
-            diagnostics.push(format!(
-                "attempt {attempt}: no retry, the deadline is too close"
-            ));
-            break Err(err);
-        }
-        last_err = Some(err);
-        Box::pin(tokio::time::sleep(delay)).await;
     };
 
     // The output contract was checked where the output was serialized (`check_output`).
@@ -336,33 +247,19 @@ async fn run_inner(
             provenance,
         }) => (Ok((view, Some(full))), provenance),
         Ok(CheckedOutput::Invalid(violations)) => {
-            diagnostics.extend(violations);
             stage = Stage::Output;
-            let err = ToolError::internal(
-                "OUTPUT_CONTRACT_VIOLATION",
-                "the tool's output broke its contract and was withheld",
-            );
+            let err = output_invalid(violations, &mut diagnostics);
             (Err(err), entry.output.provenance(None))
         }
         Ok(CheckedOutput::TooLarge(cap)) => {
-            diagnostics.push(format!("output is longer than its cap of {cap} bytes"));
             stage = Stage::Output;
-            // The cap is safe to show; the output, and even its length, stay in the handler.
-            let err = ToolError::internal(
-                "OUTPUT_CONTRACT_VIOLATION",
-                "the tool's output is larger than its contract allows and was withheld",
-            )
-            .with_detail("reason", "output_too_large")
-            .with_detail("max_output_bytes", cap);
+            let err = output_too_large(cap, &mut diagnostics);
             (Err(err), entry.output.provenance(None))
         }
-        // A handler's own repairable issues get what was sent at each pointer, as the
-        // schema's do.
-        Err(e) if e.category() == ErrorCategory::InvalidInput => (
-            Err(crate::repair::fill_actuals(e, call.args.get(&entry.plan))),
+        Err(e) => (
+            Err(handler_error(e, entry, &call.args)),
             entry.output.provenance(None),
         ),
-        Err(e) => (Err(e), entry.output.provenance(None)),
     };
     let meta = Meta::of(
         c,
@@ -380,11 +277,7 @@ async fn run_inner(
             span.record("tool.outcome", "ok");
             Observation::success_viewed(view, full, meta, provenance)
         }
-        Err(err) => {
-            span.record("tool.outcome", "error");
-            span.record("error.type", err.code());
-            Observation::failure(err, meta, provenance)
-        }
+        Err(err) => failed(span, err, meta, provenance),
     };
     fail::fail_point!("tc::after_effect");
     if let Some(held) = held {
@@ -393,14 +286,9 @@ async fn run_inner(
         if ambiguous && disposition == Disposition::Release {
             disposition = Disposition::Hold;
         }
-        Box::pin(crate::idempotency::end(
-            services,
-            held,
-            disposition,
-            &observation,
-            &mut diagnostics,
-        ))
-        .await;
+        crate::idempotency::end(services, held, disposition, &observation, &mut diagnostics)
+            .boxed()
+            .await;
     }
     remember(call, &observation);
     let stage = if observation.ok { Stage::Done } else { stage };
@@ -416,8 +304,250 @@ async fn run_inner(
     observation
 }
 
+/// A call the idempotency store answered before its handler: a replay of the stored
+/// envelope, or a refusal (a key in use, a conflicting payload, the store unavailable).
+#[cold]
+#[inline(never)]
+fn end_early(
+    services: &Services,
+    call: &mut PreparedCall,
+    early: Early,
+    span: &tracing::Span,
+    exec_started: Option<Instant>,
+) -> Observation {
+    let entry: &Entry = &call.entry;
+    let meta = Meta::of(
+        entry.contract,
+        std::mem::take(&mut call.call_id),
+        millis(call.started.elapsed()),
+        0,
+    );
+    let (observation, stage) = early.into_observation(meta, entry.output.provenance(None));
+    span.record("tool.attempts", 0);
+    span.record("tool.outcome", stage.as_str());
+    if let Some(code) = observation.code() {
+        span.record("error.type", code);
+    }
+    let diagnostics = vec![format!("idempotency: {stage}; the handler did not run")];
+    remember(call, &observation);
+    record(
+        services,
+        call,
+        &observation,
+        stage,
+        Vec::new(),
+        diagnostics,
+        exec_started,
+    );
+    observation
+}
+
+/// Counts a use of the call's standing rule. A standing rule's use is counted only by a call
+/// that will run: after its key is claimed (a replay used nothing), and not after the
+/// deadline (the attempt loop refuses that call before any attempt). On a refusal the key's
+/// claim is released: nothing ran.
+async fn consume_standing(
+    services: &Services,
+    standing: &crate::standing::StandingUse,
+    ctx: &crate::context::ToolContext,
+    approval: &mut Option<Box<crate::receipt::ApprovalRecord>>,
+    held: &mut Option<Held>,
+) -> Result<(), ToolError> {
+    let now = services.clock.now_ms();
+    if ctx
+        .deadline()
+        .is_some_and(|d| d <= tokio::time::Instant::now())
+    {
+        return Ok(());
+    }
+    match standing.consume(ctx.deadline(), now).await {
+        Ok(n) => {
+            if let Some(record) = approval.as_mut() {
+                record.rule_use = Some(n);
+            }
+            Ok(())
+        }
+        Err(err) => {
+            if let Some(held) = held.take() {
+                crate::idempotency::release(services, ctx, held).await;
+            }
+            Err(err)
+        }
+    }
+}
+
+/// What ends a call whose deadline passed before an attempt: the last attempt's error if
+/// there was one, else the deadline's.
+#[cold]
+#[inline(never)]
+fn deadline_passed(last_err: Option<ToolError>) -> ToolError {
+    last_err.unwrap_or_else(|| {
+        ToolError::policy_denied(
+            "DEADLINE_EXCEEDED",
+            "the turn's deadline passed before the tool could run",
+        )
+    })
+}
+
+/// What ends a call whose budget refused an attempt: on a retry the handler's own error is
+/// the news, and the budget is why it stops.
+#[cold]
+#[inline(never)]
+fn budget_spent(
+    err: ToolError,
+    last_err: Option<ToolError>,
+    attempt: u32,
+    diagnostics: &mut Vec<String>,
+) -> ToolError {
+    match last_err {
+        Some(last) => {
+            diagnostics.push(format!(
+                "attempt {}: no retry, the budget is spent",
+                attempt + 1
+            ));
+            last
+        }
+        None => err,
+    }
+}
+
+/// Decodes the validated arguments again: for a retry, or a call released by an approval.
+#[cold]
+#[inline(never)]
+fn redecode(entry: &Entry, args: &crate::args::Arguments) -> Result<Decoded, ToolError> {
+    entry.runner.decode(args.get(&entry.plan)).and_then(|d| {
+        d.map_err(|_| {
+            ToolError::internal(
+                "ARGUMENTS_REDECODE_FAILED",
+                "validated arguments could not be decoded again",
+            )
+        })
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn panicked(attempt: u32, diagnostics: &mut Vec<String>) -> ToolError {
+    diagnostics.push(format!("attempt {attempt}: the handler panicked"));
+    ToolError::internal("HANDLER_PANICKED", "the tool failed unexpectedly")
+}
+
+#[cold]
+#[inline(never)]
+fn timed_out(per_attempt: Duration) -> ToolError {
+    ToolError::transient("TOOL_TIMEOUT", "the tool did not answer in time")
+        .with_detail("timeout_ms", millis(per_attempt))
+}
+
+/// After a failed attempt: stop with the error, or retry after a delay.
+enum Next {
+    Stop(ToolError),
+    RetryAfter(Duration, ToolError),
+}
+
+/// Logs a failed attempt's operator report, and decides whether it is retried: only a
+/// retryable error of a category that may be retried, within the attempt budget, with a wait
+/// the tool's retry policy allows that ends before the deadline.
+#[cold]
+#[inline(never)]
+fn after_error(
+    c: &crate::contract::ToolContract,
+    ctx: &crate::context::ToolContext,
+    attempt: u32,
+    err: ToolError,
+    diagnostics: &mut Vec<String>,
+) -> Next {
+    // The operator side goes to logs and the receipt here, per attempt: a retried error's
+    // source would otherwise be lost with it.
+    if let Some(report) = err.operator_report() {
+        tracing::warn!(
+            tool = %c.name,
+            attempt,
+            code = err.code(),
+            operator = %report,
+            "tool error"
+        );
+        diagnostics.push(format!("attempt {attempt}: {}: {report}", err.code()));
+    }
+    let retryable = err.retryable() && !never_retried(err.category());
+    if !retryable || attempt >= c.retry.max_attempts {
+        return Next::Stop(err);
+    }
+    // A wait longer than the tool's own backoff ceiling (or a minute) is the caller's to
+    // schedule, not a reason to hold this call open.
+    let wait_cap = c.retry.longest_wait_ms();
+    if err.retry_after_ms().is_some_and(|ms| ms > wait_cap) {
+        diagnostics.push(format!(
+            "attempt {attempt}: no retry, retry_after_ms exceeds {wait_cap}"
+        ));
+        return Next::Stop(err);
+    }
+    let delay = backoff(&c.retry, attempt, err.retry_after_ms());
+    let fits = ctx.deadline().is_none_or(|d| {
+        tokio::time::Instant::now()
+            .checked_add(delay)
+            .is_some_and(|at| at < d)
+    });
+    if !fits {
+        diagnostics.push(format!(
+            "attempt {attempt}: no retry, the deadline is too close"
+        ));
+        return Next::Stop(err);
+    }
+    Next::RetryAfter(delay, err)
+}
+
+/// The error for an output that broke its schema and was withheld; what was wrong goes to the
+/// receipt's diagnostics only.
+#[cold]
+#[inline(never)]
+fn output_invalid(violations: Vec<String>, diagnostics: &mut Vec<String>) -> ToolError {
+    diagnostics.extend(violations);
+    ToolError::internal(
+        "OUTPUT_CONTRACT_VIOLATION",
+        "the tool's output broke its contract and was withheld",
+    )
+}
+
+/// The error for an output longer than its cap, withheld.
+#[cold]
+#[inline(never)]
+fn output_too_large(cap: u64, diagnostics: &mut Vec<String>) -> ToolError {
+    diagnostics.push(format!("output is longer than its cap of {cap} bytes"));
+    // The cap is safe to show; the output, and even its length, stay in the handler.
+    ToolError::internal(
+        "OUTPUT_CONTRACT_VIOLATION",
+        "the tool's output is larger than its contract allows and was withheld",
+    )
+    .with_detail("reason", "output_too_large")
+    .with_detail("max_output_bytes", cap)
+}
+
+/// A handler's error as the model sees it: its own repairable issues get what was sent at
+/// each pointer, as the schema's do.
+#[cold]
+#[inline(never)]
+fn handler_error(e: ToolError, entry: &Entry, args: &crate::args::Arguments) -> ToolError {
+    if e.category() == ErrorCategory::InvalidInput {
+        crate::repair::fill_actuals(e, args.get(&entry.plan))
+    } else {
+        e
+    }
+}
+
+/// The error envelope of a call that ran and failed, with its span's outcome.
+#[cold]
+#[inline(never)]
+fn failed(span: &tracing::Span, err: ToolError, meta: Meta, provenance: Provenance) -> Observation {
+    span.record("tool.outcome", "error");
+    span.record("error.type", err.code());
+    Observation::failure(err, meta, provenance)
+}
+
 /// A call its standing rule could not approve (used up, expired, store unavailable): nothing
 /// ran; the receipt lists the gates it passed before approval.
+#[cold]
+#[inline(never)]
 fn refuse_unapproved(
     services: &Services,
     call: &mut PreparedCall,
@@ -457,6 +587,9 @@ fn refuse_unapproved(
 
 /// Records what the model is given into the call's session, if it has one: the output's data,
 /// or an error's details (a handler may put upstream text there).
+// Out of line, as is `record`: most hosts keep neither sessions nor receipts, and their
+// calls should not carry this code (see `run_inner`).
+#[inline(never)]
 fn remember(call: &PreparedCall, observation: &Observation) {
     let Some(session) = call.ctx.session() else {
         return;
@@ -480,6 +613,7 @@ fn remember(call: &PreparedCall, observation: &Observation) {
 }
 
 /// Sends the call's receipt to the registry's sink, if it has one.
+#[inline(never)]
 fn record(
     services: &Services,
     call: &mut PreparedCall,

@@ -138,9 +138,22 @@ impl OutputContract {
             let raw = crate::json::raw_value(text).ok()?;
             Some(self.check(raw, Some(&tree), schema))
         });
-        if let Some(checked) = checked {
-            return Ok(checked);
+        match checked {
+            Some(checked) => Ok(checked),
+            None => self.deliver_slow(output, schema),
         }
+    }
+
+    /// What the tree could not take (a map with non-string keys, a number serde_json writes
+    /// its own way), serialized by serde_json and checked from the text.
+    // Cold and out of line: keeps this path's parser out of the code every call runs.
+    #[cold]
+    #[inline(never)]
+    fn deliver_slow<T: Serialize + ?Sized>(
+        &self,
+        output: &T,
+        schema: &jsonschema::Validator<TreeJson>,
+    ) -> Result<CheckedOutput, ToolError> {
         serde_json::value::to_raw_value(output)
             .map(|raw| self.check(raw, None, schema))
             .map_err(|_| {
@@ -184,17 +197,7 @@ impl OutputContract {
         if schema.is_valid(tree) {
             return Ok(self.provenance(Some(tree)));
         }
-        Err(schema
-            .iter_errors(tree)
-            .take(16)
-            .map(|e| {
-                format!(
-                    "output violates `{}` at `{}`",
-                    e.kind().keyword(),
-                    e.instance_path().as_str()
-                )
-            })
-            .collect())
+        Err(violations(tree, schema))
     }
 
     /// Source and revision from the data when the contract points at them, else the tool
@@ -214,4 +217,21 @@ impl OutputContract {
         let revision = pick(self.provenance.and_then(|s| s.revision.as_ref()));
         Provenance::untrusted(source, revision)
     }
+}
+
+/// Up to 16 of the output schema's errors, for the receipt.
+#[cold]
+#[inline(never)]
+fn violations(tree: &Tree<'_>, schema: &jsonschema::Validator<TreeJson>) -> Vec<String> {
+    schema
+        .iter_errors(tree)
+        .take(16)
+        .map(|e| {
+            format!(
+                "output violates `{}` at `{}`",
+                e.kind().keyword(),
+                e.instance_path().as_str()
+            )
+        })
+        .collect()
 }

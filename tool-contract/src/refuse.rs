@@ -55,6 +55,11 @@ impl Rejection {
 
 /// Refuses a call at `stage`: the envelope (naming the tool when `entry` is known, else what
 /// was proposed), the receipt for the sink, and the span.
+// Every refusal in `prepare` ends here. Out of line and marked cold, so each check's error
+// arm is a call, and the code of a call that passes stays small enough for the instruction
+// cache (BENCHMARKS.md, the per-call pipeline).
+#[cold]
+#[inline(never)]
 pub(crate) fn refuse(
     services: &Services,
     err: ToolError,
@@ -129,6 +134,8 @@ pub(crate) fn refuse(
 }
 
 /// A refusal at the approval stage of a call whose tool is known.
+#[cold]
+#[inline(never)]
 pub(crate) fn refuse_at_approval(
     services: &Services,
     err: ToolError,
@@ -147,6 +154,8 @@ pub(crate) fn refuse_at_approval(
 }
 
 /// An `INVALID_INPUT` refusal at the validate stage, with repair feedback.
+#[cold]
+#[inline(never)]
 pub(crate) fn refuse_repairable(
     services: &Services,
     issues: Vec<RepairIssue>,

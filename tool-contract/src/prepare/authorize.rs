@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::call::{AuthorizedCall, ValidatedCall};
 use crate::context::ToolContext;
 use crate::contract::IdempotencySource;
-use crate::error::ErrorCategory;
+use crate::error::{ErrorCategory, ToolError};
 use crate::policy;
 use crate::refuse::{refuse, Rejection};
 use crate::repair::{RepairFeedback, RepairIssue};
@@ -57,32 +57,39 @@ pub(crate) fn authorize(
             key,
             flow: None,
         }),
-        Err(err) => {
-            let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {
-                let field = err
-                    .safe_details()
-                    .get("field")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                RepairFeedback::new(
-                    &contract.name,
-                    vec![RepairIssue {
-                        path: format!("/{field}"),
-                        keyword: err.code().to_owned(),
-                        expected: Value::String(err.message().to_owned()),
-                        actual: Value::Null,
-                    }],
-                )
-            });
-            Err(refuse(
-                services,
-                err,
-                Some(&call.entry),
-                "",
-                call.origin,
-                Stage::Authorize,
-                feedback,
-            ))
-        }
+        Err(err) => Err(refuse_key(services, err, call)),
     }
+}
+
+/// A call whose idempotency key could not be resolved; a key field the model left out or
+/// got wrong comes back as repair feedback.
+// Cold: see `crate::refuse::refuse`.
+#[cold]
+#[inline(never)]
+fn refuse_key(services: &Services, err: ToolError, call: ValidatedCall) -> Rejection {
+    let feedback = (err.category() == ErrorCategory::InvalidInput).then(|| {
+        let field = err
+            .safe_details()
+            .get("field")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        RepairFeedback::new(
+            &call.entry.contract.name,
+            vec![RepairIssue {
+                path: format!("/{field}"),
+                keyword: err.code().to_owned(),
+                expected: Value::String(err.message().to_owned()),
+                actual: Value::Null,
+            }],
+        )
+    });
+    refuse(
+        services,
+        err,
+        Some(&call.entry),
+        "",
+        call.origin,
+        Stage::Authorize,
+        feedback,
+    )
 }

@@ -106,17 +106,8 @@ pub(crate) fn finish(
     let call_ctx = ctx.for_call(meta, key);
     let traced = flow.is_some();
     let flow_verdict = flow.as_ref().map(|f| f.decision());
-    let subject = (needs_approval || standing.is_some()).then(|| ApprovalSubject {
-        tool: contract.name.clone(),
-        tool_version: contract.version.clone(),
-        contract_sha256: contract.fingerprint.contract_sha256.clone(),
-        effect: contract.effect,
-        arguments: args.get(&entry.plan).clone(),
-        principal: ctx.principal().map(|p| p.as_str().to_owned()),
-        tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
-        provenance: flow.map(|f| f.sources).unwrap_or_default(),
-        flow_reasons: escalated,
-    });
+    let subject = (needs_approval || standing.is_some())
+        .then(|| approval_subject(contract, args.get(&entry.plan), ctx, flow, escalated));
     let call = PreparedCall {
         entry,
         call_id: origin.call_id,
@@ -144,20 +135,57 @@ pub(crate) fn finish(
         approval: None,
         standing: None,
     };
-    Ok(match (subject, standing) {
-        (Some(subject), Some(standing)) => {
-            // The receipt shows the rule's decision as it would show a human's: the digest of
-            // what runs, and who granted the rule.
-            let request = ApprovalRequest::new(subject, call);
-            let mut record = request.record(ApprovalOutcome::StandingRule);
-            record.rule_id = Some(standing.rule_id().to_owned());
-            record.approver = Some(standing.granted_by().to_owned());
-            let mut call = *request.call;
-            call.approval = Some(Box::new(record));
-            call.standing = Some(Box::new(standing));
-            Prepared::Ready(call)
-        }
-        (Some(subject), None) => Prepared::NeedsApproval(ApprovalRequest::new(subject, call)),
-        (None, _) => Prepared::Ready(call),
+    Ok(match subject {
+        None => Prepared::Ready(call),
+        Some(subject) => held_for_approval(subject, call, standing),
     })
+}
+
+/// What an approver is shown: the call as it would run, who asks, and where its values came
+/// from.
+// Cold, as is `held_for_approval`: most calls need no approval, and their code stays small
+// (see `crate::refuse::refuse`).
+#[cold]
+#[inline(never)]
+fn approval_subject(
+    contract: &crate::contract::ToolContract,
+    args: &serde_json::Value,
+    ctx: &ToolContext,
+    flow: Option<crate::flow::FlowOutcome>,
+    escalated: Vec<String>,
+) -> ApprovalSubject {
+    ApprovalSubject {
+        tool: contract.name.clone(),
+        tool_version: contract.version.clone(),
+        contract_sha256: contract.fingerprint.contract_sha256.clone(),
+        effect: contract.effect,
+        arguments: args.clone(),
+        principal: ctx.principal().map(|p| p.as_str().to_owned()),
+        tenant: ctx.tenant().map(|t| t.as_str().to_owned()),
+        provenance: flow.map(|f| f.sources).unwrap_or_default(),
+        flow_reasons: escalated,
+    }
+}
+
+/// A call that needs approval: held for a human, or released now by a standing rule.
+#[cold]
+#[inline(never)]
+fn held_for_approval(
+    subject: ApprovalSubject,
+    call: PreparedCall,
+    standing: Option<crate::standing::StandingUse>,
+) -> Prepared {
+    let request = ApprovalRequest::new(subject, call);
+    let Some(standing) = standing else {
+        return Prepared::NeedsApproval(request);
+    };
+    // The receipt shows the rule's decision as it would show a human's: the digest of what
+    // runs, and who granted the rule.
+    let mut record = request.record(ApprovalOutcome::StandingRule);
+    record.rule_id = Some(standing.rule_id().to_owned());
+    record.approver = Some(standing.granted_by().to_owned());
+    let mut call = *request.call;
+    call.approval = Some(Box::new(record));
+    call.standing = Some(Box::new(standing));
+    Prepared::Ready(call)
 }

@@ -12,12 +12,24 @@ use crate::stage::Stage;
 
 pub(crate) fn flow(
     services: &Services,
-    mut call: AuthorizedCall,
+    call: AuthorizedCall,
     ctx: &ToolContext,
 ) -> Result<AuthorizedCall, Rejection> {
-    let Some(session) = ctx.session() else {
-        return Ok(call);
-    };
+    match ctx.session() {
+        Some(session) => trace(services, call, session),
+        None => Ok(call),
+    }
+}
+
+/// The stage with a session.
+// Out of line: a host without sessions should not carry the tracing code in every call's
+// code (see `crate::refuse::refuse`).
+#[inline(never)]
+fn trace(
+    services: &Services,
+    mut call: AuthorizedCall,
+    session: &crate::flow::Session,
+) -> Result<AuthorizedCall, Rejection> {
     let entry = &call.validated.entry;
     // Tracing only matters where a decision depends on it, or for what a human or an auditor
     // is shown (approval subjects, receipts).

@@ -74,10 +74,7 @@ impl Pipeline<'_> {
     pub(crate) fn prepare_raw(&self, raw: &str, ctx: &ToolContext) -> Result<Prepared, Rejection> {
         let admitted = match self.try_fast(raw, ctx) {
             Some(admitted) => admitted,
-            None => match Proposal::parse(raw, &self.services.limits) {
-                Ok(proposal) => self.admit(proposal, ctx)?,
-                Err(err) => return Err(self.refuse_unparsed(err)),
-            },
+            None => self.admit_raw(raw, ctx)?,
         };
         let validated = validate::checks(self.services, admitted, ctx)?;
         let authorized = authorize::authorize(self.services, validated, ctx)?;
@@ -124,6 +121,19 @@ impl Pipeline<'_> {
             return None;
         }
         validate::admit_fast(self.catalog, self.services, raw, ctx)
+    }
+
+    /// The full path from raw text, for what the fast path handed over.
+    // Out of line and marked cold: the fast path admits the common call, and this path's
+    // parser, lookup errors and refusals would otherwise be inlined into every call's code,
+    // pushing the hot path out of the instruction cache.
+    #[cold]
+    #[inline(never)]
+    fn admit_raw(&self, raw: &str, ctx: &ToolContext) -> Result<validate::Admitted, Rejection> {
+        match Proposal::parse(raw, &self.services.limits) {
+            Ok(proposal) => self.admit(proposal, ctx),
+            Err(err) => Err(self.refuse_unparsed(err)),
+        }
     }
 
     /// The full path's stages 2 and 3 up to the semantic rules.

@@ -275,33 +275,7 @@ pub(crate) fn checks(
         }
     };
     if !semantic.is_empty() {
-        let issues: Vec<RepairIssue> = semantic
-            .iter()
-            .map(|i| repair::issue_from_semantic(i, args.get(&entry.plan)))
-            .collect();
-        let rejection = if semantic.iter().all(|i| i.repairable) {
-            refuse_repairable(services, issues, &entry, origin)
-        } else {
-            // A rule no regeneration can satisfy is a policy decision, not a repair prompt.
-            let err = ToolError::policy_denied(
-                "SEMANTIC_RULE_DENIED",
-                "a business rule forbids this call",
-            )
-            .with_detail(
-                "issues",
-                serde_json::to_value(&issues).unwrap_or(Value::Null),
-            );
-            refuse(
-                services,
-                err,
-                Some(&entry),
-                "",
-                origin,
-                Stage::Validate,
-                None,
-            )
-        };
-        return Err(rejection);
+        return Err(refuse_semantic(services, &semantic, &entry, &args, origin));
     }
     Ok(ValidatedCall {
         entry,
@@ -309,4 +283,40 @@ pub(crate) fn checks(
         decoded,
         origin,
     })
+}
+
+/// A call its semantic rules refused: repair feedback when every issue is repairable, else a
+/// policy denial.
+// Cold: see `crate::refuse::refuse`.
+#[cold]
+#[inline(never)]
+fn refuse_semantic(
+    services: &Services,
+    semantic: &[crate::error::ValidationIssue],
+    entry: &Arc<Entry>,
+    args: &Arguments,
+    origin: CallOrigin,
+) -> Rejection {
+    let issues: Vec<RepairIssue> = semantic
+        .iter()
+        .map(|i| repair::issue_from_semantic(i, args.get(&entry.plan)))
+        .collect();
+    if semantic.iter().all(|i| i.repairable) {
+        return refuse_repairable(services, issues, entry, origin);
+    }
+    // A rule no regeneration can satisfy is a policy decision, not a repair prompt.
+    let err = ToolError::policy_denied("SEMANTIC_RULE_DENIED", "a business rule forbids this call")
+        .with_detail(
+            "issues",
+            serde_json::to_value(&issues).unwrap_or(Value::Null),
+        );
+    refuse(
+        services,
+        err,
+        Some(entry),
+        "",
+        origin,
+        Stage::Validate,
+        None,
+    )
 }
