@@ -164,3 +164,61 @@ async fn a_retry_after_beyond_the_cap_is_left_to_the_caller() {
         t0.elapsed()
     );
 }
+
+/// Each way the attempt loop stops early is written in the receipt, for operators: the model
+/// sees only the error.
+#[tokio::test(start_paused = true)]
+async fn the_receipt_says_why_an_attempt_was_not_retried() {
+    use std::sync::Arc;
+    use tool_contract::policy::Budget;
+    use tool_contract::receipt::MemorySink;
+
+    let sink = Arc::new(MemorySink::new());
+    let reg = crate::pipeline::registry_with(Some(Arc::clone(&sink)));
+    let diagnostics = |sink: &MemorySink| sink.receipts().last().unwrap().diagnostics.clone();
+
+    let obs = reg.handle(&probe("ok"), &ctx_builder().build()).await;
+    assert!(obs.ok, "{obs:?}");
+    assert_eq!(diagnostics(&sink), Vec::<String>::new());
+
+    // A wait longer than the tool's retry policy allows is the caller's to schedule.
+    let obs = reg
+        .handle(&probe("rate_limited_for_an_hour"), &ctx_builder().build())
+        .await;
+    assert_eq!(obs.code(), Some("UPSTREAM_RATE_LIMITED"));
+    let d = diagnostics(&sink);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].starts_with("attempt 1: no retry, retry_after_ms exceeds "),
+        "{d:?}"
+    );
+
+    // The backend asks for 1200 ms and the turn has 1000 ms left.
+    let deadline = std::time::Instant::now() + Duration::from_millis(1000);
+    let ctx = ctx_builder().deadline(deadline).build();
+    let obs = reg.handle(&probe("rate_limited"), &ctx).await;
+    assert_eq!(
+        (obs.code(), obs.meta.attempts),
+        (Some("UPSTREAM_RATE_LIMITED"), 1)
+    );
+    assert_eq!(
+        diagnostics(&sink),
+        ["attempt 1: no retry, the deadline is too close"]
+    );
+
+    // The first attempt spends its whole timeout; the budget cannot cover a second one.
+    let ctx = ctx_builder().budget(Budget::new(5, 1500)).build();
+    let obs = reg.handle(&probe("hang"), &ctx).await;
+    assert_eq!((obs.code(), obs.meta.attempts), (Some("TOOL_TIMEOUT"), 1));
+    assert_eq!(
+        diagnostics(&sink),
+        ["attempt 2: no retry, the budget is spent"]
+    );
+
+    let obs = reg.handle(&probe("panic"), &ctx_builder().build()).await;
+    assert_eq!(
+        (obs.code(), obs.meta.attempts),
+        (Some("HANDLER_PANICKED"), 1)
+    );
+    assert_eq!(diagnostics(&sink), ["attempt 1: the handler panicked"]);
+}
