@@ -425,6 +425,7 @@ fn redecode(entry: &Entry, args: &crate::args::Arguments) -> Result<Decoded, Too
     })
 }
 
+/// The error for a handler that panicked; the payload is dropped unread.
 #[cold]
 #[inline(never)]
 fn panicked(attempt: u32, diagnostics: &mut Vec<String>) -> ToolError {
@@ -432,6 +433,8 @@ fn panicked(attempt: u32, diagnostics: &mut Vec<String>) -> ToolError {
     ToolError::internal("HANDLER_PANICKED", "the tool failed unexpectedly")
 }
 
+/// The error for an attempt that outran its timeout (the tool's, or what was left of the
+/// deadline).
 #[cold]
 #[inline(never)]
 fn timed_out(per_attempt: Duration) -> ToolError {
