@@ -144,8 +144,9 @@ impl OutputContract {
         }
     }
 
-    /// What the tree could not take (a map with non-string keys, a number serde_json writes
-    /// its own way), serialized by serde_json and checked from the text.
+    /// An output with no plain tree (`f32`s, 128-bit integers, non-finite floats, map keys
+    /// that are not strings, `RawValue`s; see `crate::json::to_tree`): serialized by
+    /// serde_json, then checked from that text.
     // Cold and out of line: keeps this path's parser out of the code every call runs.
     #[cold]
     #[inline(never)]
