@@ -171,11 +171,14 @@ impl Registry {
             // holding a copy of the call in the future the caller moves around.
             Ok(Prepared::Ready(call)) => crate::execute::run(&self.inner.services, call).await,
             // A keyed call whose result is already recorded runs nothing: replay it rather
-            // than ask for an approval that would release nothing.
-            Ok(Prepared::NeedsApproval(request)) => match self.replay_instead(request).await {
-                Ok(replayed) => replayed,
-                Err(request) => self.leave_pending(request),
-            },
+            // than ask for an approval that would release nothing. Boxed: inline, the store
+            // lookup's state would make every call's future larger by most of a KiB.
+            Ok(Prepared::NeedsApproval(request)) => {
+                match Box::pin(self.replay_instead(request)).await {
+                    Ok(replayed) => replayed,
+                    Err(request) => self.leave_pending(request),
+                }
+            }
             Err(rejection) => rejection.into_observation(),
         }
     }
