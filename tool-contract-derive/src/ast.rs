@@ -4,14 +4,50 @@ use heck::{
     ToKebabCase, ToLowerCamelCase, ToShoutyKebabCase, ToShoutySnakeCase, ToSnakeCase,
     ToUpperCamelCase,
 };
-use syn::{FnArg, Ident, ItemFn, ReturnType, Type};
+use proc_macro2::TokenStream;
+use syn::parse::{ParseStream, Parser};
+use syn::{Attribute, FnArg, Ident, ReturnType, Signature, Type, Visibility};
 
 use crate::attr::{self, ContainerAttr, FieldAttr, SerdeContainer, SerdeField};
 use crate::ctxt::Ctxt;
 
+/// A function item as `#[tool]` reads it: its attributes, visibility and signature. The body is
+/// only checked to be one `{ ... }` block and is otherwise left as tokens: nothing reads it, and
+/// the item is emitted exactly as written ([`HandlerFn::tokens`]), so parsing it into a syntax
+/// tree and printing it back would only cost compile time in every crate that has tools.
+pub struct HandlerFn {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    /// The whole item, as written.
+    pub tokens: TokenStream,
+}
+
+impl HandlerFn {
+    /// Parses `item`, which must be a function with a body.
+    pub fn parse(item: &TokenStream) -> syn::Result<Self> {
+        let parser = |input: ParseStream| {
+            let attrs = input.call(Attribute::parse_outer)?;
+            let vis: Visibility = input.parse()?;
+            let sig: Signature = input.parse()?;
+            let body;
+            syn::braced!(body in input);
+            body.parse::<TokenStream>()?;
+            Ok((attrs, vis, sig))
+        };
+        let (attrs, vis, sig) = parser.parse2(item.clone())?;
+        Ok(HandlerFn {
+            attrs,
+            vis,
+            sig,
+            tokens: item.clone(),
+        })
+    }
+}
+
 /// A `#[tool]` handler.
 pub struct ToolFn<'a> {
-    pub original: &'a ItemFn,
+    pub original: &'a HandlerFn,
     pub docs: String,
     /// The first parameter: the model's arguments.
     pub args_ty: Option<&'a Type>,
@@ -22,7 +58,7 @@ pub struct ToolFn<'a> {
 
 impl<'a> ToolFn<'a> {
     /// Reads the signature, reporting shapes a handler cannot have.
-    pub fn from_fn(cx: &Ctxt, item: &'a ItemFn) -> Self {
+    pub fn from_fn(cx: &Ctxt, item: &'a HandlerFn) -> Self {
         let sig = &item.sig;
         if sig.asyncness.is_none() {
             cx.error_spanned_by(sig.fn_token, "a #[tool] handler must be `async fn`");
@@ -223,15 +259,17 @@ pub fn field_span(f: &ArgField) -> proc_macro2::Span {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::quote;
     use syn::parse_quote;
 
     #[test]
     fn handler_signature_is_split_into_args_and_extractors() {
-        let f: ItemFn = parse_quote! {
+        let f = HandlerFn::parse(&quote! {
             /// Sends it.
             async fn send_email(args: SendEmailArgs, key: IdempotencyKey, t: tool_contract::extract::Tenant)
                 -> Result<Receipt, ToolError> { todo!() }
-        };
+        })
+        .unwrap();
         let cx = Ctxt::new();
         let tf = ToolFn::from_fn(&cx, &f);
         cx.check().unwrap();
@@ -244,11 +282,32 @@ mod tests {
 
     #[test]
     fn bad_signatures_accumulate() {
-        let f: ItemFn = parse_quote! { fn bad<T>(&self) {} };
+        let f = HandlerFn::parse(&quote! { fn bad<T>(&self) {} }).unwrap();
         let cx = Ctxt::new();
         let _ = ToolFn::from_fn(&cx, &f);
         let errs = cx.check().unwrap_err().to_string();
         assert_eq!(errs.matches("compile_error").count(), 5, "{errs}");
+    }
+
+    #[test]
+    fn a_handler_is_read_without_its_body_and_kept_as_written() {
+        let item = quote! {
+            /// Pings.
+            #[allow(unused)]
+            pub(crate) async fn ping_service(args: PingArgs) -> Result<Pong, ToolError> {
+                let x = { 1 };
+                Ok(Pong { x })
+            }
+        };
+        let f = HandlerFn::parse(&item).unwrap();
+        assert_eq!(f.sig.ident, "ping_service");
+        assert_eq!(f.attrs.len(), 2);
+        assert!(matches!(f.vis, Visibility::Restricted(_)));
+        assert_eq!(f.tokens.to_string(), item.to_string());
+        // Not a function with a body: refused, so `#[tool]` can say where it goes.
+        assert!(HandlerFn::parse(&quote! { struct PingArgs; }).is_err());
+        assert!(HandlerFn::parse(&quote! { fn ping_service(args: PingArgs); }).is_err());
+        assert!(HandlerFn::parse(&quote! { fn ping_service(args: PingArgs) {} extra }).is_err());
     }
 
     #[test]

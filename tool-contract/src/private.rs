@@ -22,7 +22,7 @@ use crate::contract::{
 use crate::effect::{Effect, EffectClass};
 use crate::error::ToolError;
 use crate::extract::FromToolContext;
-use crate::schema::{schema_hash, tool_schema, Direction};
+use crate::schema::{schema_from, schema_hash, tool_schema, Direction, SchemaFns};
 use crate::tool::{ApprovalCondition, Tool, ToolArgs};
 
 /// Where `#[tool]` was told the idempotency key comes from.
@@ -82,11 +82,11 @@ pub fn contract_once(
 /// `assemble_contract`, compiled once in this crate rather than once per tool in every crate
 /// that defines tools.
 pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
-    debug_assert_eq!(spec.effect, <T::Effect as EffectClass>::EFFECT);
     assemble_contract(
         spec,
-        tool_schema::<T::Args>(spec.name, spec.version, Direction::Input),
-        tool_schema::<T::Output>(spec.name, spec.version, Direction::Output),
+        <T::Effect as EffectClass>::EFFECT,
+        SchemaFns::of::<T::Args>(),
+        SchemaFns::of::<T::Output>(),
         <T::Args as ToolArgs>::FIELDS,
         T::Args::idempotency_key_field(),
     )
@@ -94,11 +94,15 @@ pub fn build_contract<T: Tool>(spec: &ToolSpec) -> ToolContract {
 
 fn assemble_contract(
     spec: &ToolSpec,
-    input_schema: serde_json::Value,
-    mut output_schema: serde_json::Value,
+    effect: Effect,
+    input: SchemaFns,
+    output: SchemaFns,
     fields: &'static [ArgField],
     key_field: Option<&'static str>,
 ) -> ToolContract {
+    debug_assert_eq!(spec.effect, effect);
+    let input_schema = schema_from(input, spec.name, spec.version, Direction::Input);
+    let mut output_schema = schema_from(output, spec.name, spec.version, Direction::Output);
     let mut model_view_schema = spec
         .model_view
         .map(|schema| schema(spec.name, spec.version));
@@ -280,21 +284,6 @@ impl<T> ToolReturn for Result<T, ToolError> {
     fn into_result(self) -> Result<T, ToolError> {
         self
     }
-}
-
-/// A handler's future with its value turned into the pipeline's `Result`: what `#[tool]`
-/// expands `Tool::call` to when the handler takes only its arguments. One generic function
-/// instead of an `async` block per tool, each of which is a state machine the compiler must
-/// build, check and generate code for.
-#[inline]
-pub fn returning<F>(
-    handler: F,
-) -> impl std::future::Future<Output = Result<<F::Output as ToolReturn>::Output, ToolError>> + Send
-where
-    F: std::future::Future + Send,
-    F::Output: ToolReturn,
-{
-    futures_util::FutureExt::map(handler, ToolReturn::into_result)
 }
 
 /// The handler's output must serialize and have a schema.

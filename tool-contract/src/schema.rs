@@ -35,16 +35,20 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     version: &str,
     direction: Direction,
 ) -> Value {
-    // Only `T`'s three schema functions depend on `T`: the generator's root machinery and
-    // everything after it are compiled once here, instead of once per type in every crate
-    // that defines tools.
-    let root = RootSchema {
-        name: T::schema_name,
-        id: T::schema_id,
-        schema: T::json_schema,
-    };
+    schema_from(SchemaFns::of::<T>(), tool, version, direction)
+}
+
+/// [`tool_schema`] for the type whose schema functions `fns` holds. Not generic: only
+/// [`SchemaFns::of`] depends on the type, so the generator's root machinery and everything
+/// after it are compiled once here, instead of once per type in every crate that defines tools.
+pub(crate) fn schema_from(
+    fns: SchemaFns,
+    tool: &str,
+    version: &str,
+    direction: Direction,
+) -> Value {
     let schema = ROOT.with(|cell| {
-        let outer = cell.replace(Some(root));
+        let outer = cell.replace(Some(fns));
         let schema = generator(direction).into_root_schema_for::<Root>();
         cell.set(outer);
         schema
@@ -52,17 +56,28 @@ pub fn tool_schema<T: ?Sized + JsonSchema>(
     finish_tool_schema(schema.to_value(), tool, version, direction)
 }
 
-/// The root type's schema functions, for [`Root`].
+/// A type's three schema functions (name, id, schema), as plain function pointers.
 #[derive(Clone, Copy)]
-struct RootSchema {
+pub(crate) struct SchemaFns {
     name: fn() -> std::borrow::Cow<'static, str>,
     id: fn() -> std::borrow::Cow<'static, str>,
     schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
 }
 
+impl SchemaFns {
+    /// `T`'s schema functions.
+    pub(crate) const fn of<T: ?Sized + JsonSchema>() -> Self {
+        SchemaFns {
+            name: T::schema_name,
+            id: T::schema_id,
+            schema: T::json_schema,
+        }
+    }
+}
+
 thread_local! {
     /// The type [`Root`] stands for while [`tool_schema`] generates its schema.
-    static ROOT: std::cell::Cell<Option<RootSchema>> = const { std::cell::Cell::new(None) };
+    static ROOT: std::cell::Cell<Option<SchemaFns>> = const { std::cell::Cell::new(None) };
 }
 
 /// Stands for the type whose root schema is being generated: the generator asks a root type
@@ -72,7 +87,7 @@ thread_local! {
 struct Root;
 
 impl Root {
-    fn current() -> RootSchema {
+    fn current() -> SchemaFns {
         // Set by `tool_schema` around the only call that asks `Root` anything.
         ROOT.with(std::cell::Cell::get)
             .expect("Root is asked only inside tool_schema")

@@ -184,7 +184,14 @@ pub trait Tool: Send + Sync + 'static {
     fn contract() -> &'static ToolContract;
 
     /// Whether this call needs approval before it runs.
-    fn requires_approval(args: &Self::Args, ctx: &ToolContext) -> bool;
+    ///
+    /// By default, what the contract's approval policy says: never for `Never`, always
+    /// otherwise (a `Conditional` policy with no condition fails safe). `#[tool(approval =
+    /// "conditional")]` overrides it with the args' [`ApprovalCondition`].
+    fn requires_approval(args: &Self::Args, ctx: &ToolContext) -> bool {
+        let _ = (args, ctx);
+        Self::contract().approval != crate::contract::ApprovalPolicy::Never
+    }
 
     /// Runs the handler: extracts trusted parameters from `ctx`, then calls the function.
     fn call<'a>(

@@ -80,16 +80,16 @@ pub fn expand_args(s: &ArgsStruct) -> TokenStream {
                 impl #krate::__private::HasIdempotencyKeyField for #ident {}
             }
         });
+    // No `const _: () = { ... }` around the impls: every path in them is absolute, so there is
+    // nothing to scope, and the wrapper would be one more body per args type to check.
     quote! {
-        const _: () = {
-            #[automatically_derived]
-            #[allow(unused_qualifications)]
-            impl #krate::ToolArgs for #ident {
-                const FIELDS: &'static [#krate::ArgField] = &[#(#fields),*];
-                #semantic
-            }
-            #key_marker
-        };
+        #[automatically_derived]
+        #[allow(unused_qualifications)]
+        impl #krate::ToolArgs for #ident {
+            const FIELDS: &'static [#krate::ArgField] = &[#(#fields),*];
+            #semantic
+        }
+        #key_marker
     }
 }
 
@@ -99,11 +99,9 @@ pub fn expand_empty(input: &syn::DeriveInput) -> TokenStream {
     let ident = &input.ident;
     let (impl_g, ty_g, where_c) = input.generics.split_for_impl();
     quote! {
-        const _: () = {
-            #[automatically_derived]
-            impl #impl_g ::tool_contract::ToolArgs for #ident #ty_g #where_c {
-                const FIELDS: &'static [::tool_contract::ArgField] = &[];
-            }
-        };
+        #[automatically_derived]
+        impl #impl_g ::tool_contract::ToolArgs for #ident #ty_g #where_c {
+            const FIELDS: &'static [::tool_contract::ArgField] = &[];
+        }
     }
 }

@@ -3,15 +3,14 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::ItemFn;
 
-use crate::ast::ToolFn;
+use crate::ast::{HandlerFn, ToolFn};
 use crate::attr::{self, ApprovalKind, EffectKind, IdempotencyKind, ToolAttr};
 use crate::check;
 use crate::ctxt::Ctxt;
 
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item: ItemFn = match syn::parse2(item.clone()) {
+    let item = match HandlerFn::parse(&item) {
         Ok(item) => item,
         Err(_) => {
             let err = syn::Error::new(Span::call_site(), "#[tool] goes on an `async fn` handler");
@@ -33,8 +32,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
 /// are left out, so the root cause is the only error.
 pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     let krate = super::krate(attr.krate.as_ref());
-    let item = f.original;
-    let vis = &item.vis;
+    let item = &f.original.tokens;
+    let vis = &f.original.vis;
     let fn_ident = f.ident();
     let struct_ident = f.struct_ident();
     let name = attr
@@ -134,16 +133,22 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
         )
     };
     let mut aliases = Vec::new();
+    // Only a conditional policy needs code: the trait's default answers from the contract's
+    // policy, so `Never` and `Always` tools have one function body fewer to check and compile.
     let requires_approval = match attr.approval {
-        None => quote!(false),
-        Some(a) if a.value == ApprovalKind::Always || !checks => quote!(true),
-        Some(a) => {
+        Some(a) if a.value == ApprovalKind::Conditional && checks => {
             let (def, alias) = spanned_alias("__TcApprovalArgs", a.span);
             aliases.push(def);
-            quote_spanned! {a.span=>
+            let cond = quote_spanned! {a.span=>
                 #krate::__private::requires_approval_conditional::<#alias>(__tc_args, __tc_ctx)
+            };
+            quote! {
+                fn requires_approval(__tc_args: &Self::Args, __tc_ctx: &#krate::ToolContext) -> bool {
+                    #cond
+                }
             }
         }
+        _ => TokenStream::new(),
     };
 
     let extract_idents: Vec<_> = (0..f.extractors.len())
@@ -231,12 +236,13 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
         quote!(())
     };
     let body = if checks && f.extractors.is_empty() {
-        // Nothing to extract: the handler's own future, its value mapped by a function
-        // compiled once, rather than an `async` block per tool (one more state machine per
-        // tool for the compiler to build, check and generate).
+        // Nothing to extract: the handler's own future, whose value already is the
+        // `Result<Output, ToolError>` that `ToolReturn` checked above. No `async` block or
+        // adapter per tool: each would be one more state machine or generic instance for the
+        // compiler to build, check and generate.
         quote! {
             let _ = __tc_ctx;
-            #krate::__private::returning(#fn_ident(__tc_args))
+            #fn_ident(__tc_args)
         }
     } else if checks {
         quote! {
@@ -319,10 +325,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                     )
                 }
 
-                fn requires_approval(__tc_args: &Self::Args, __tc_ctx: &#krate::ToolContext) -> bool {
-                    let _ = (&__tc_args, &__tc_ctx);
-                    #requires_approval
-                }
+                #requires_approval
 
                 fn call<'__tc_a>(
                     &'__tc_a self,
