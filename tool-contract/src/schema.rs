@@ -76,7 +76,7 @@ impl SchemaFns {
 }
 
 thread_local! {
-    /// The type [`Root`] stands for while [`tool_schema`] generates its schema.
+    /// The type [`Root`] stands for while [`schema_from`] generates its schema.
     static ROOT: std::cell::Cell<Option<SchemaFns>> = const { std::cell::Cell::new(None) };
 }
 
@@ -88,7 +88,7 @@ struct Root;
 
 impl Root {
     fn current() -> SchemaFns {
-        // Set by `tool_schema` around the only call that asks `Root` anything.
+        // Set by `schema_from` around the only call that asks `Root` anything.
         ROOT.with(std::cell::Cell::get)
             .expect("Root is asked only inside tool_schema")
     }

@@ -237,9 +237,9 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
     };
     let body = if checks && f.extractors.is_empty() {
         // Nothing to extract: the handler's own future, whose value already is the
-        // `Result<Output, ToolError>` that `ToolReturn` checked above. No `async` block or
-        // adapter per tool: each would be one more state machine or generic instance for the
-        // compiler to build, check and generate.
+        // `Result<Output, ToolError>` that `ToolReturn` checks for `type Output`. No `async`
+        // block or adapter per tool: each would be one more state machine or generic instance
+        // for the compiler to build, check and generate.
         quote! {
             let _ = __tc_ctx;
             #fn_ident(__tc_args)
