@@ -66,9 +66,11 @@ pub fn document_server(store: DocumentStore) -> Result<McpServer, RegistryError>
 /// [`document_server`] on a registry of the host's (the five tools, e.g. from
 /// [`document_registry_builder`] with a durable pending-approval store).
 pub fn document_server_on(registry: Registry, store: DocumentStore) -> McpServer {
-    // Built per call, so each call gets its own deadline.
+    // Who is calling is the same for every call here, so it is built once; each call gets
+    // its own deadline on a shared copy of it.
+    let user = local_user(&store).build();
     let context = move |_req: &McpRequest<'_>| -> Result<ToolContext, ToolError> {
-        Ok(local_user_context(&store))
+        Ok(user.with_deadline(Instant::now() + CALL_DEADLINE))
     };
     McpServer::builder(registry, context)
         .server_info("tool-contract-documents", env!("CARGO_PKG_VERSION"))

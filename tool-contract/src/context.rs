@@ -71,6 +71,9 @@ pub struct ToolContext {
     /// A session record the serving layer supplies (one per MCP session) when the host's own
     /// context has none; kept outside `shared` so it attaches without rebuilding the context.
     served_session: Option<Session>,
+    /// A deadline set by [`with_deadline`](Self::with_deadline), replacing the builder's:
+    /// outside `shared` so a host can give each call its own without rebuilding the rest.
+    deadline: Option<Instant>,
 }
 
 /// How a session pins a tool: which registered version its calls run.
@@ -122,9 +125,35 @@ impl ToolContext {
     pub fn agent_state(&self) -> Option<&str> {
         self.shared.agent_state.as_deref()
     }
-    /// When the whole agent turn must end.
+    /// When the whole agent turn must end: the one [`with_deadline`](Self::with_deadline)
+    /// set, else the builder's.
     pub fn deadline(&self) -> Option<Instant> {
-        self.shared.deadline
+        self.deadline.or(self.shared.deadline)
+    }
+
+    /// This context with `deadline` as its deadline, replacing any the builder set; identity,
+    /// capabilities, state and session are shared, not copied (one reference-count bump).
+    ///
+    /// For a host that builds who is calling once and gives each call, or each turn, its own
+    /// time limit:
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use tool_contract::ToolContext;
+    ///
+    /// let user = ToolContext::builder().principal("user:42").tenant("acme").build();
+    /// let deadline = Instant::now() + Duration::from_secs(5);
+    /// let ctx = user.with_deadline(deadline);
+    /// assert_eq!(ctx.deadline(), Some(deadline.into()));
+    /// assert_eq!(ctx.principal(), user.principal());
+    /// assert_eq!(user.deadline(), None);
+    /// ```
+    #[must_use]
+    pub fn with_deadline(&self, deadline: impl Into<Instant>) -> ToolContext {
+        ToolContext {
+            deadline: Some(deadline.into()),
+            ..self.clone()
+        }
     }
     /// The turn's shared tool budget, if any.
     pub fn budget(&self) -> Option<&Arc<Budget>> {
@@ -181,6 +210,7 @@ impl ToolContext {
             call: Some(call),
             idempotency_key,
             served_session: self.served_session.clone(),
+            deadline: self.deadline,
         }
     }
 
@@ -288,6 +318,7 @@ impl ToolContextBuilder {
             call: self.call,
             idempotency_key: self.idempotency_key,
             served_session: None,
+            deadline: None,
         }
     }
 }

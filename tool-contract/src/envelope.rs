@@ -264,8 +264,13 @@ impl Observation {
         let mut envelope = Map::with_capacity(4);
         envelope.insert("ok".to_owned(), Value::Bool(self.ok));
         if let Some(data) = &self.data {
-            // What `to_value` does with a `RawValue`: parse its text.
-            match serde_json::from_str(data.get()) {
+            // What `to_value` does with a `RawValue`: parse its text. Through the arena tree,
+            // which knows each container's length before it is built, so every map and array
+            // is allocated once at its size instead of grown entry by entry.
+            let parsed = crate::json::with_arena(|bump| {
+                crate::json::parse(data.get(), bump).map(|tree| tree.to_value())
+            });
+            match parsed.or_else(|_| serde_json::from_str(data.get())) {
                 Ok(data) => envelope.insert("data".to_owned(), data),
                 Err(_) => return Value::Null,
             };
@@ -586,6 +591,26 @@ mod tests {
             prop_assert_eq!(obs.to_value().to_string(), serde_json::to_value(&obs).unwrap().to_string());
             // The prompt block copies clean runs; it must be the char-by-char escape it replaced.
             prop_assert_eq!(obs.to_prompt_block(), reference_prompt_block(&obs));
+        }
+
+        /// `to_value` reads the data through the arena tree; for any data it must be the value
+        /// serde_json makes of the envelope, keys in the same order.
+        #[test]
+        fn to_value_is_serde_jsons_value_for_any_data(data in crate::json::tests::any_json()) {
+            let meta = Meta {
+                tool: "t".into(),
+                tool_version: None,
+                call_id: "c".to_owned(),
+                latency_ms: 0,
+                attempts: 1,
+                fingerprint: None,
+                idempotency: None,
+            };
+            let obs = Observation::success(data, meta, Provenance::untrusted("tool://t", None));
+            prop_assert!(obs.data.is_some());
+            let expected = serde_json::to_value(&obs).unwrap();
+            prop_assert_eq!(obs.to_value().to_string(), expected.to_string());
+            prop_assert_eq!(obs.to_value(), expected);
         }
 
         /// The prompt block's body and attribute escapes against the char-by-char reference,

@@ -768,6 +768,42 @@ async fn a_call_executed_after_the_deadline_does_not_run() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_deadline_set_on_a_shared_context_replaces_the_builders_for_that_call_only() {
+    let reg = registry();
+    let probe = r#"{"name":"run_probe","arguments":{"mode":"ok"}}"#;
+    let now = std::time::Instant::now();
+    // The builder's deadline is too short for the probe's 1000 ms timeout.
+    let user = ctx_builder()
+        .deadline(now + Duration::from_millis(500))
+        .build();
+    let refused = reg.prepare_raw(probe, &user).unwrap_err();
+    assert_eq!(refused.observation().code(), Some("DEADLINE_TOO_SHORT"));
+
+    // A later one set per call replaces it; the shared context keeps its own.
+    let long = user.with_deadline(now + Duration::from_secs(5));
+    assert_eq!(
+        user.deadline(),
+        Some((now + Duration::from_millis(500)).into())
+    );
+    let Ok(Prepared::Ready(call)) = reg.prepare_raw(probe, &long) else {
+        panic!("the call's own deadline was not used")
+    };
+    assert!(reg.execute(call).await.ok);
+
+    // An earlier one replaces it too: the per-call deadline is the one that holds.
+    let short = ctx_builder()
+        .build()
+        .with_deadline(now + Duration::from_millis(1500));
+    let Ok(Prepared::Ready(call)) = reg.prepare_raw(probe, &short) else {
+        panic!("rejected")
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let obs = reg.execute(call).await;
+    assert_eq!(obs.code(), Some("DEADLINE_EXCEEDED"));
+    assert_eq!(short.extensions().get::<Calls>().unwrap().get(), 0);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_spent_budget_stops_retries_but_keeps_the_real_error() {
     let reg = registry();
     // The first attempt uses its whole 1000 ms timeout; a second one cannot be reserved.

@@ -21,8 +21,8 @@ const TENANT: &str = "acme";
 #[derive(Clone)]
 struct Bare {
     store: DocumentStore,
-    // Read by the code `#[tool_handler]` generates.
-    #[allow(dead_code)]
+    /// Built once per server and shared by its sessions' clones: `#[tool_handler]`'s default
+    /// (`Self::tool_router()`) would build the router again on every call.
     tool_router: ToolRouter<Self>,
 }
 
@@ -45,7 +45,7 @@ impl Bare {
     }
 }
 
-#[tool_handler]
+#[tool_handler(router = self.tool_router)]
 impl ServerHandler for Bare {}
 
 /// Serves B on `addr` (port 0 picks one), printing its URL first on stdout, until killed.

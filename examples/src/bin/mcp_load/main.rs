@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C]
+//! mcp_load --instructions N [--rounds R] [--inflight 1,16] [--servers A,B]
 //! ```
 //!
 //! - A: the example server (`examples::mcp::document_server`, as `mcp_server --http` serves it):
@@ -18,8 +19,13 @@
 //! the tool with one fixed query and checks every answer against the Rust search's result.
 //! Every round runs every concurrency against every server in turn (the order rotating per
 //! round), each for a warm-up and then S measured seconds.
+//!
+//! With `--instructions N`, A and B run under valgrind's callgrind instead, and each row is the
+//! user-space instructions the server spent on N calls, divided by N (see `instructions.rs`):
+//! a figure the machine's load does not move.
 
 mod bare;
+mod instructions;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -42,7 +48,7 @@ use tool_contract_examples::{search, DocumentStore, SearchDocumentsArgs};
 /// The one query every call sends: it matches both spans of the refund policy.
 const QUERY: &str = "refund policy 2026";
 
-const USAGE: &str = "usage: mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C]";
+const USAGE: &str = "usage: mcp_load [--rounds R] [--secs S] [--warmup W] [--inflight 1,16] [--python PATH] [--servers A,B,C] [--instructions N]";
 
 struct Options {
     rounds: usize,
@@ -51,6 +57,8 @@ struct Options {
     inflight: Vec<usize>,
     python: Option<PathBuf>,
     servers: String,
+    /// Calls counted under callgrind per server and concurrency, instead of timed rounds.
+    instructions: Option<usize>,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -61,6 +69,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
         inflight: vec![1, 16],
         python: None,
         servers: "ABC".to_owned(),
+        instructions: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -86,6 +95,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--inflight takes numbers like 1,16, not `{value}`"))?;
             }
             "--python" => opts.python = Some(PathBuf::from(value)),
+            "--instructions" => {
+                opts.instructions = Some(usize::try_from(number()?).unwrap_or(usize::MAX));
+            }
             "--servers" => {
                 opts.servers = value.to_ascii_uppercase().replace(',', "");
                 if opts.servers.is_empty() || !opts.servers.chars().all(|c| "ABC".contains(c)) {
@@ -195,14 +207,28 @@ fn ticks_to_us(ticks: u64) -> f64 {
     ticks as f64 * 1_000_000.0 / TICKS_PER_SEC as f64
 }
 
-fn spawn_rust(label: &'static str, which: &str) -> Result<Server, String> {
+/// Server A or B as a child process; under callgrind, dumping to `callgrind`, when given.
+fn spawn_rust(
+    label: &'static str,
+    which: &str,
+    callgrind: Option<&Path>,
+) -> Result<Server, String> {
     let exe = std::env::current_exe().map_err(|e| format!("own path unknown: {e}"))?;
-    let mut child = Command::new(exe)
+    let mut command = match callgrind {
+        Some(prefix) => instructions::wrap(&exe, prefix),
+        None => Command::new(exe),
+    };
+    let mut child = command
         .args(["--serve", which, "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| format!("server {label} did not start: {e}"))?;
+        .map_err(|e| match callgrind {
+            Some(_) => {
+                format!("server {label} did not start under valgrind (is it installed?): {e}")
+            }
+            None => format!("server {label} did not start: {e}"),
+        })?;
     let mut stdout = BufReader::new(child.stdout.take().ok_or("no stdout")?);
     let mut url = String::new();
     stdout
@@ -490,20 +516,27 @@ async fn bench(opts: &Options) -> Result<(), String> {
         .map_err(|e| format!("search output: {e}"))?;
     let expected = Arc::new(Expected { output });
 
+    let dir = std::env::temp_dir();
+    let callgrind = |label: &str| {
+        opts.instructions
+            .map(|_| instructions::out_prefix(&dir, label))
+    };
     let mut servers = Vec::new();
     if opts.servers.contains('A') {
-        servers.push(spawn_rust("A", "a")?);
+        servers.push(spawn_rust("A", "a", callgrind("A").as_deref())?);
     }
     if opts.servers.contains('B') {
-        servers.push(spawn_rust("B", "b")?);
+        servers.push(spawn_rust("B", "b", callgrind("B").as_deref())?);
     }
     match python_path(opts).filter(|_| opts.servers.contains('C')) {
+        _ if opts.instructions.is_some() && opts.servers.contains('C') => {
+            println!("C skipped: --instructions counts the Rust servers only");
+        }
         None if !opts.servers.contains('C') => {}
         None => println!(
             "C skipped: no Python with the MCP SDK (run `eval \"$(.ci/mcp-clients)\"` or pass --python)"
         ),
         Some(python) => {
-            let dir = std::env::temp_dir();
             match spawn_python(&python, &expected.output, &dir) {
                 Ok(server) => servers.push(server),
                 Err(why) => println!("C skipped: {why}"),
@@ -520,6 +553,12 @@ async fn bench(opts: &Options) -> Result<(), String> {
             sessions.push(Arc::new(connect(&server.url).await?));
         }
         clients.push(sessions);
+    }
+
+    if let Some(calls) = opts.instructions {
+        let result = count_instructions(opts, &servers, &clients, &expected, &dir, calls).await;
+        close(clients).await;
+        return result;
     }
 
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -551,6 +590,13 @@ async fn bench(opts: &Options) -> Result<(), String> {
             }
         }
     }
+    close(clients).await;
+
+    print_report(opts, &mut accs, cores);
+    Ok(())
+}
+
+async fn close(clients: Vec<Vec<Arc<Client>>>) {
     for sessions in clients {
         for client in sessions {
             if let Ok(client) = Arc::try_unwrap(client) {
@@ -558,8 +604,71 @@ async fn bench(opts: &Options) -> Result<(), String> {
             }
         }
     }
+}
 
-    print_report(opts, &mut accs, cores);
+/// The `--instructions` table: user-space instructions per call, per round, and A/B.
+async fn count_instructions(
+    opts: &Options,
+    servers: &[Server],
+    clients: &[Vec<Arc<Client>>],
+    expected: &Arc<Expected>,
+    dir: &Path,
+    calls: usize,
+) -> Result<(), String> {
+    println!(
+        "MCP load, instructions: tools/call search_documents {{\"query\":\"{QUERY}\"}}; {calls} calls per server and concurrency under callgrind (user space only), {} round(s)",
+        opts.rounds
+    );
+    let mut counts: BTreeMap<(usize, &'static str), Vec<f64>> = BTreeMap::new();
+    for round in 0..opts.rounds {
+        for &inflight in &opts.inflight {
+            for k in 0..servers.len() {
+                let i = (k + round) % servers.len();
+                let server = &servers[i];
+                let prefix = instructions::out_prefix(dir, server.label);
+                let n = instructions::per_call(
+                    server,
+                    &prefix,
+                    &clients[i][..inflight],
+                    expected,
+                    calls,
+                )
+                .await?;
+                eprintln!(
+                    "round {}/{}: {} at {inflight} in flight: {n:.0} instructions per call",
+                    round + 1,
+                    opts.rounds,
+                    server.label
+                );
+                counts.entry((inflight, server.label)).or_default().push(n);
+            }
+        }
+    }
+    println!();
+    println!("| server | in flight | instructions per call | per round |");
+    println!("|---|---:|---:|---|");
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    for (&(inflight, label), rounds) in &counts {
+        let per_round: Vec<String> = rounds.iter().map(|n| format!("{:.0}", n)).collect();
+        println!(
+            "| {label} | {inflight} | {:.0} | {} |",
+            median(rounds),
+            per_round.join(" / ")
+        );
+    }
+    println!();
+    for &inflight in &opts.inflight {
+        if let (Some(a), Some(b)) = (counts.get(&(inflight, "A")), counts.get(&(inflight, "B"))) {
+            println!(
+                "  at {inflight:>2} in flight: A/B instructions per call {:.2}x (medians)",
+                median(a) / median(b)
+            );
+        }
+    }
     Ok(())
 }
 
