@@ -669,6 +669,10 @@ async fn count_instructions(
             );
         }
     }
+    println!(
+        "callgrind's dumps, one per row and round: {}/mcp_load.<server>.<pid>.<n> (`callgrind_annotate` reads them)",
+        dir.display()
+    );
     Ok(())
 }
 
