@@ -266,11 +266,12 @@ impl Observation {
         if let Some(data) = &self.data {
             // What `to_value` does with a `RawValue`: parse its text. Through the arena tree,
             // which knows each container's length before it is built, so every map and array
-            // is allocated once at its size instead of grown entry by entry.
+            // is allocated once at its size instead of grown entry by entry. The tree parser
+            // accepts and builds exactly what serde_json does (`json::tests`), so no fallback.
             let parsed = crate::json::with_arena(|bump| {
                 crate::json::parse(data.get(), bump).map(|tree| tree.to_value())
             });
-            match parsed.or_else(|_| serde_json::from_str(data.get())) {
+            match parsed {
                 Ok(data) => envelope.insert("data".to_owned(), data),
                 Err(_) => return Value::Null,
             };

@@ -90,7 +90,7 @@ impl Root {
     fn current() -> SchemaFns {
         // Set by `schema_from` around the only call that asks `Root` anything.
         ROOT.with(std::cell::Cell::get)
-            .expect("Root is asked only inside tool_schema")
+            .expect("Root is asked only inside schema_from")
     }
 }
 

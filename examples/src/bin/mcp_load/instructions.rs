@@ -8,9 +8,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
-
-use super::{arguments, Client, Expected, Server};
+use super::{arguments, call_checked, Client, Expected, Server};
 
 /// Calls per slot before counting starts: the sessions' first calls settle lazily built state.
 const WARMUP_CALLS: usize = 20;
@@ -93,14 +91,7 @@ async fn drive(
             tokio::spawn(async move {
                 let args = arguments();
                 for _ in 0..per_slot {
-                    let answer = client
-                        .call_tool(
-                            CallToolRequestParams::new("search_documents")
-                                .with_arguments(args.clone()),
-                        )
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    expected.check(label, &answer)?;
+                    call_checked(&client, &args, label, &expected).await?;
                 }
                 Ok::<(), String>(())
             })

@@ -354,6 +354,20 @@ impl Expected {
     }
 }
 
+/// One `tools/call` with the fixed arguments, its answer checked.
+async fn call_checked(
+    client: &Client,
+    args: &JsonObject,
+    label: &str,
+    expected: &Expected,
+) -> Result<(), String> {
+    let answer = client
+        .call_tool(CallToolRequestParams::new("search_documents").with_arguments(args.clone()))
+        .await
+        .map_err(|e| e.to_string())?;
+    expected.check(label, &answer)
+}
+
 fn arguments() -> JsonObject {
     match json!({ "query": QUERY }) {
         Value::Object(map) => map,
@@ -398,14 +412,8 @@ async fn run_slot(
     let args = arguments();
     while Instant::now() < end {
         let sent = Instant::now();
-        let answer = client
-            .call_tool(CallToolRequestParams::new("search_documents").with_arguments(args.clone()))
-            .await;
+        let checked = call_checked(&client, &args, label, &expected).await;
         let done = Instant::now();
-        let checked = match answer {
-            Ok(result) => expected.check(label, &result),
-            Err(err) => Err(err.to_string()),
-        };
         if done < start || done >= end {
             continue;
         }
