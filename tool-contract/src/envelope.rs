@@ -437,36 +437,32 @@ impl Observation {
 /// escape is the same value.
 fn escape_body(json: &str, out: &mut String) {
     let bytes = json.as_bytes();
-    // `start..i` is the clean run not yet copied; `i` only ever stops on a char boundary.
+    // `start..i` is the clean run not yet copied; `i` only ever stops on a char boundary
+    // (the scan stops on the first byte of a non-ASCII character, never inside one).
     let mut start = 0;
-    let mut i = 0;
+    let mut i = crate::json::first_prompt_special(bytes, 0);
     while i < bytes.len() {
-        let byte = bytes[i];
-        if byte.is_ascii() {
-            let escape = match byte {
-                b'<' => "\\u003c",
-                b'>' => "\\u003e",
-                b'&' => "\\u0026",
-                _ => {
-                    i += 1;
-                    continue;
+        let escape = match bytes[i] {
+            b'<' => "\\u003c",
+            b'>' => "\\u003e",
+            b'&' => "\\u0026",
+            _ => {
+                let Some(c) = json[i..].chars().next() else {
+                    break;
+                };
+                if is_invisible(c) {
+                    out.push_str(&json[start..i]);
+                    push_json_escape(c, out);
+                    start = i + c.len_utf8();
                 }
-            };
-            out.push_str(&json[start..i]);
-            out.push_str(escape);
-            i += 1;
-            start = i;
-        } else {
-            let Some(c) = json[i..].chars().next() else {
-                break;
-            };
-            if is_invisible(c) {
-                out.push_str(&json[start..i]);
-                push_json_escape(c, out);
-                start = i + c.len_utf8();
+                i = crate::json::first_prompt_special(bytes, i + c.len_utf8());
+                continue;
             }
-            i += c.len_utf8();
-        }
+        };
+        out.push_str(&json[start..i]);
+        out.push_str(escape);
+        start = i + 1;
+        i = crate::json::first_prompt_special(bytes, start);
     }
     out.push_str(&json[start..]);
 }

@@ -40,6 +40,7 @@ pub(crate) use arena::with_arena;
 pub(crate) use from_tree::FromTree;
 pub(crate) use parse::{parse, parse_with, Checks};
 pub(crate) use repr::TreeJson;
+pub(crate) use scan::first_prompt_special;
 pub(crate) use to_tree::to_tree;
 pub(crate) use tree::{MemberVec, Tree};
 pub(crate) use write::{raw_value, write_str, write_tree};

@@ -28,10 +28,46 @@ fn specials(w: u64) -> u64 {
 // more than scanning a short string.
 #[inline(always)]
 pub(crate) fn first_special(bytes: &[u8], from: usize) -> usize {
+    first_flagged(bytes, from, specials, |b| {
+        !ESCAPES[usize::from(b)].is_empty()
+    })
+}
+
+/// The bytes of `w` (little-endian) a prompt block's body stops on: `<`, `>`, `&` and every
+/// byte of a non-ASCII character (which may be an invisible one): the high bit of each such
+/// byte is set. The same tests as [`specials`], so the lowest flag is exact.
+#[inline]
+fn prompt_specials(w: u64) -> u64 {
+    let equal = |byte: u8| {
+        let x = w ^ (u64::from(byte) * ONES);
+        x.wrapping_sub(ONES) & !x
+    };
+    (equal(b'<') | equal(b'>') | equal(b'&') | w) & HIGHS
+}
+
+/// The index of the first `<`, `>`, `&` or non-ASCII byte in `bytes` at or after `from`, or
+/// `bytes.len()`: where the prompt block's body escape must look closer. Envelope JSON is
+/// mostly ASCII with none of the three, so it is scanned eight bytes at a time.
+#[inline]
+pub(crate) fn first_prompt_special(bytes: &[u8], from: usize) -> usize {
+    first_flagged(bytes, from, prompt_specials, |b| {
+        matches!(b, b'<' | b'>' | b'&') || !b.is_ascii()
+    })
+}
+
+/// The scan both of the above share: words of eight bytes through `flags` (which sets the
+/// high bit of each byte it stops on, the lowest flag exact), the last bytes through `stop`.
+#[inline(always)]
+fn first_flagged(
+    bytes: &[u8],
+    from: usize,
+    flags: impl Fn(u64) -> u64,
+    stop: impl Fn(u8) -> bool,
+) -> usize {
     let word_at = |i: usize| {
         let mut w = [0u8; 8];
         w.copy_from_slice(&bytes[i..i + 8]);
-        specials(u64::from_le_bytes(w))
+        flags(u64::from_le_bytes(w))
     };
     let mut i = from;
     while i + 8 <= bytes.len() {
@@ -53,7 +89,7 @@ pub(crate) fn first_special(bytes: &[u8], from: usize) -> usize {
             start + (hits.trailing_zeros() / 8) as usize
         };
     }
-    while i < bytes.len() && ESCAPES[usize::from(bytes[i])].is_empty() {
+    while i < bytes.len() && !stop(bytes[i]) {
         i += 1;
     }
     i
@@ -90,7 +126,32 @@ mod tests {
             .unwrap_or(bytes.len())
     }
 
+    /// What `first_prompt_special` must find, one byte at a time.
+    fn first_prompt_special_naive(bytes: &[u8], from: usize) -> usize {
+        (from..bytes.len())
+            .find(|&i| matches!(bytes[i], b'<' | b'>' | b'&') || !bytes[i].is_ascii())
+            .unwrap_or(bytes.len())
+    }
+
     proptest! {
+        #[test]
+        fn first_prompt_special_finds_the_first_from_any_start(
+            noisy in "[<>&=;%?'a-c\u{e9}\u{200b}\u{1f600}]{0,20}",
+            clean in "[a-z\"{}:,]{0,30}",
+            tail in "[<>&\u{e9}]?[a-z]{0,12}",
+            from in 0usize..90,
+        ) {
+            // Specials before, inside and after long clean runs, bytes one below and above
+            // each (`;`, `=`, `?`, `%`, `'`), and starts on either side.
+            let s = format!("{noisy}{clean}{tail}");
+            let bytes = s.as_bytes();
+            let from = from.min(bytes.len());
+            prop_assert_eq!(
+                first_prompt_special(bytes, from),
+                first_prompt_special_naive(bytes, from)
+            );
+        }
+
         #[test]
         fn first_special_finds_the_first_from_any_start(
             noisy in "[\\x00-\\x21\"\\\\a-c\u{e9}]{0,20}",

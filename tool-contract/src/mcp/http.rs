@@ -501,9 +501,8 @@ async fn route(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> HttpRes
         Some(head) if head.method.as_deref() == Some("initialize") => {
             match shared.slots.reserve(Some(peer)) {
                 Ok(slot) => {
-                    RESERVED
-                        .scope(RefCell::new(Some(slot)), shared.service.handle(req))
-                        .await
+                    let handling = shared.service.handle(req);
+                    Box::pin(RESERVED.scope(RefCell::new(Some(slot)), handling)).await
                 }
                 Err(Refusal::Total) => refusal(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -527,7 +526,10 @@ async fn route(shared: &Shared, peer: IpAddr, req: Request<Incoming>) -> HttpRes
                 ),
             }
         }
-        _ => shared.service.handle(req).await,
+        // Boxed: rmcp's request future is several KiB, and inline it would make this one as
+        // large; hyper moves this one into its in-flight slot on every request and sizes a
+        // per-connection allocation by it. rmcp's own tower service boxes it the same way.
+        _ => Box::pin(shared.service.handle(req)).await,
     }
 }
 
