@@ -1,6 +1,8 @@
 //! The one scanner for the bytes JSON strings must escape: control characters, `"` and `\`.
 //! The parser asks where a string ends, the writer whether a string needs escaping; both ask
-//! here. Tool text is mostly long prose, so eight bytes are tested at once (SWAR).
+//! here. Tool text is mostly long prose, so eight bytes are tested at once (SWAR). The
+//! envelope's prompt block asks the same loop, with its own bytes, where its body needs an
+//! escape.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -119,18 +121,20 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// What `first_special` must find, one byte at a time.
-    fn first_special_naive(bytes: &[u8], from: usize) -> usize {
-        (from..bytes.len())
-            .find(|&i| bytes[i] < 0x20 || bytes[i] == b'"' || bytes[i] == b'\\')
-            .unwrap_or(bytes.len())
-    }
-
-    /// What `first_prompt_special` must find, one byte at a time.
-    fn first_prompt_special_naive(bytes: &[u8], from: usize) -> usize {
-        (from..bytes.len())
-            .find(|&i| matches!(bytes[i], b'<' | b'>' | b'&') || !bytes[i].is_ascii())
-            .unwrap_or(bytes.len())
+    /// `scan` against the first byte at or after `from` that `stop` picks, one at a time.
+    fn agrees(
+        scan: fn(&[u8], usize) -> usize,
+        stop: fn(u8) -> bool,
+        s: &str,
+        from: usize,
+    ) -> Result<(), TestCaseError> {
+        let bytes = s.as_bytes();
+        let from = from.min(bytes.len());
+        let naive = (from..bytes.len())
+            .find(|&i| stop(bytes[i]))
+            .unwrap_or(bytes.len());
+        prop_assert_eq!(scan(bytes, from), naive);
+        Ok(())
     }
 
     proptest! {
@@ -143,13 +147,12 @@ mod tests {
         ) {
             // Specials before, inside and after long clean runs, bytes one below and above
             // each (`;`, `=`, `?`, `%`, `'`), and starts on either side.
-            let s = format!("{noisy}{clean}{tail}");
-            let bytes = s.as_bytes();
-            let from = from.min(bytes.len());
-            prop_assert_eq!(
-                first_prompt_special(bytes, from),
-                first_prompt_special_naive(bytes, from)
-            );
+            agrees(
+                first_prompt_special,
+                |b| matches!(b, b'<' | b'>' | b'&') || !b.is_ascii(),
+                &format!("{noisy}{clean}{tail}"),
+                from,
+            )?;
         }
 
         #[test]
@@ -160,10 +163,12 @@ mod tests {
             from in 0usize..72,
         ) {
             // Specials before, inside and after long clean runs, and starts on either side.
-            let s = format!("{noisy}{clean}{tail}");
-            let bytes = s.as_bytes();
-            let from = from.min(bytes.len());
-            prop_assert_eq!(first_special(bytes, from), first_special_naive(bytes, from));
+            agrees(
+                first_special,
+                |b| b < 0x20 || b == b'"' || b == b'\\',
+                &format!("{noisy}{clean}{tail}"),
+                from,
+            )?;
         }
     }
 }
