@@ -71,8 +71,8 @@ pub struct ToolContext {
     /// A session record the serving layer supplies (one per MCP session) when the host's own
     /// context has none; kept outside `shared` so it attaches without rebuilding the context.
     served_session: Option<Session>,
-    /// A deadline set by [`with_deadline`](Self::with_deadline), replacing the builder's:
-    /// outside `shared` so a host can give each call its own without rebuilding the rest.
+    /// The builder's deadline, or the one [`with_deadline`](Self::with_deadline) set in its
+    /// place: outside `shared` so a host can give each call its own without rebuilding the rest.
     deadline: Option<Instant>,
 }
 
@@ -92,7 +92,6 @@ struct Shared {
     tenant: Option<Tenant>,
     capabilities: BTreeSet<String>,
     agent_state: Option<String>,
-    deadline: Option<Instant>,
     budget: Option<Arc<Budget>>,
     pins: HashMap<String, ToolPin>,
     extensions: Extensions,
@@ -128,7 +127,7 @@ impl ToolContext {
     /// When the whole agent turn must end: the one [`with_deadline`](Self::with_deadline)
     /// set, else the builder's.
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline.or(self.shared.deadline)
+        self.deadline
     }
 
     /// This context with `deadline` as its deadline, replacing any the builder set; identity,
@@ -227,6 +226,7 @@ pub struct ToolContextBuilder {
     shared: Shared,
     call: Option<CallMeta>,
     idempotency_key: Option<IdempotencyKey>,
+    deadline: Option<Instant>,
 }
 
 impl ToolContextBuilder {
@@ -264,7 +264,7 @@ impl ToolContextBuilder {
     /// Sets the deadline of the whole agent turn (a `std::time::Instant` or Tokio's, which
     /// follows a paused test clock).
     pub fn deadline(mut self, deadline: impl Into<Instant>) -> Self {
-        self.shared.deadline = Some(deadline.into());
+        self.deadline = Some(deadline.into());
         self
     }
     /// Shares a tool budget (calls and tool time) across the turn's calls.
@@ -318,7 +318,7 @@ impl ToolContextBuilder {
             call: self.call,
             idempotency_key: self.idempotency_key,
             served_session: None,
-            deadline: None,
+            deadline: self.deadline,
         }
     }
 }

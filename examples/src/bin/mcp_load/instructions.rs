@@ -75,14 +75,14 @@ fn last_dump_instructions(prefix: &Path, pid: u32) -> Result<u64, String> {
         .ok_or_else(|| format!("{} has no totals line", newest.display()))
 }
 
-/// `calls` calls spread over `slots`, each answer checked; the first failure ends the count.
+/// `per_slot` calls on each of `slots` at once, each answer checked; the first failure ends
+/// the count.
 async fn drive(
     slots: &[Arc<Client>],
     label: &'static str,
     expected: &Arc<Expected>,
-    calls: usize,
+    per_slot: usize,
 ) -> Result<(), String> {
-    let per_slot = calls.div_ceil(slots.len());
     let tasks: Vec<_> = slots
         .iter()
         .map(|client| {
@@ -111,12 +111,12 @@ pub(super) async fn per_call(
     expected: &Arc<Expected>,
     calls: usize,
 ) -> Result<f64, String> {
-    drive(slots, server.label, expected, WARMUP_CALLS * slots.len()).await?;
+    drive(slots, server.label, expected, WARMUP_CALLS).await?;
     let pid = server.child.id();
     control(pid, &["-i", "on"])?;
     // Exactly the calls between switching counting on and dumping are counted.
     let per_slot = calls.div_ceil(slots.len());
-    drive(slots, server.label, expected, per_slot * slots.len()).await?;
+    drive(slots, server.label, expected, per_slot).await?;
     // Let the server finish writing the last answers before the dump.
     tokio::time::sleep(Duration::from_millis(200)).await;
     control(pid, &["-d"])?;
