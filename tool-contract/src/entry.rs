@@ -3,7 +3,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -23,11 +23,10 @@ pub(crate) struct Decoded(Box<dyn Any + Send>);
 /// The registry's view of a tool: [`DynTool`] plus the typed steps of the pipeline.
 pub(crate) trait Runner: DynTool {
     fn fields(&self) -> &'static [ArgField];
-    /// `Ok(Err(msg))`: the arguments do not decode; `Err`: host code panicked.
-    fn decode(&self, args: &Value) -> Result<Result<Decoded, String>, ToolError>;
-    /// Decoding from the fast path's tree: `None` when it does not decode (or host code
-    /// panicked), which hands the call to the full path to report.
-    fn decode_tree(&self, args: &Tree<'_>) -> Option<Decoded>;
+    /// Decodes the arguments from a tree (the fast path's, or one built over the full path's
+    /// `Value` by [`decode_value`]), as serde_json decodes them from a `Value`.
+    /// `Ok(Err(msg))`: they do not decode (serde_json's message); `Err`: host code panicked.
+    fn decode(&self, args: &Tree<'_>) -> Result<Result<Decoded, String>, ToolError>;
     fn semantic(
         &self,
         args: &Decoded,
@@ -49,19 +48,14 @@ impl<T: Tool> Runner for T {
         <T::Args as crate::ToolArgs>::FIELDS
     }
 
-    fn decode(&self, args: &Value) -> Result<Result<Decoded, String>, ToolError> {
+    fn decode(&self, args: &Tree<'_>) -> Result<Result<Decoded, String>, ToolError> {
+        // One deserializer for both paths: each argument type's `Deserialize` is compiled
+        // once per tool, not once per representation.
         guarded(|| {
-            T::Args::deserialize(args)
+            T::Args::deserialize(FromTree(args))
                 .map(|a| Decoded(Box::new(a)))
                 .map_err(|e| e.to_string())
         })
-    }
-
-    fn decode_tree(&self, args: &Tree<'_>) -> Option<Decoded> {
-        guarded(|| T::Args::deserialize(FromTree(args)).ok())
-            .ok()
-            .flatten()
-            .map(|a| Decoded(Box::new(a)))
     }
 
     fn semantic(
@@ -101,6 +95,89 @@ impl<T: Tool> Runner for T {
             T::deliver_output(&produced, output)
         })
     }
+}
+
+// Here rather than beside the trait: every tool's `call_value` is the pipeline's own steps.
+impl<T: Tool> DynTool for T {
+    fn contract(&self) -> &'static ToolContract {
+        T::contract()
+    }
+
+    fn call_value<'a>(
+        &'a self,
+        args: Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        // Through the pipeline's own typed steps (decoding, the handler, serializing), behind
+        // `dyn`: this entry point compiles no code of its own per tool.
+        call_value(self, args, ctx)
+    }
+}
+
+/// Decodes arguments held as a `Value` (the full path's, or a retry's): through a tree that
+/// borrows the value's strings, so that every path decodes with [`Runner::decode`].
+pub(crate) fn decode_value(
+    runner: &dyn Runner,
+    args: &Value,
+) -> Result<Result<Decoded, String>, ToolError> {
+    crate::json::with_arena(|bump| runner.decode(&Tree::from_value(args, bump)))
+}
+
+/// [`DynTool::call_value`] for every tool: decodes `args`, runs the handler and gives back
+/// its full output, with the pipeline's own typed steps and no output contract (the caller
+/// asked for the handler alone).
+pub(crate) fn call_value<'a>(
+    runner: &'a dyn Runner,
+    args: Value,
+    ctx: &'a ToolContext,
+) -> BoxFuture<'a, Result<Value, ToolError>> {
+    Box::pin(async move {
+        let decoded = decode_value(runner, &args)?.map_err(|_| {
+            ToolError::invalid_input(
+                "ARGUMENTS_UNREADABLE",
+                "the arguments do not match the input schema",
+            )
+        })?;
+        let unserializable = || {
+            ToolError::internal(
+                "OUTPUT_SERIALIZE_FAILED",
+                "the tool produced an output that cannot be serialized",
+            )
+        };
+        let text = match runner.run(decoded, ctx, unchecked()?).await? {
+            CheckedOutput::Valid(text, _) | CheckedOutput::Viewed { full: text, .. } => text,
+            // The contract checks nothing and caps nothing: neither can happen.
+            CheckedOutput::Invalid(_) | CheckedOutput::TooLarge(_) => return Err(unserializable()),
+        };
+        serde_json::from_str(text.get()).map_err(|_| unserializable())
+    })
+}
+
+/// An output contract that accepts any output (and any model view) of any size.
+fn unchecked() -> Result<&'static OutputContract, ToolError> {
+    static UNCHECKED: OnceLock<Option<OutputContract>> = OnceLock::new();
+    let anything = || {
+        jsonschema::options_for::<TreeJson>()
+            .build(&Value::Bool(true))
+            .ok()
+    };
+    UNCHECKED
+        .get_or_init(|| {
+            Some(OutputContract::new(
+                anything()?,
+                Some(anything()?),
+                None,
+                u64::MAX,
+                "tool://unchecked",
+            ))
+        })
+        .as_ref()
+        .ok_or_else(|| {
+            ToolError::internal(
+                "OUTPUT_SERIALIZE_FAILED",
+                "the tool's output could not be prepared",
+            )
+        })
 }
 
 /// Runs host code (a `Deserialize` impl, a semantic hook, an approval condition) on model

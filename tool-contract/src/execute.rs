@@ -415,7 +415,7 @@ fn budget_spent(
 #[cold]
 #[inline(never)]
 fn redecode(entry: &Entry, args: &crate::args::Arguments) -> Result<Decoded, ToolError> {
-    entry.runner.decode(args.get(&entry.plan)).and_then(|d| {
+    crate::entry::decode_value(&*entry.runner, args.get(&entry.plan)).and_then(|d| {
         d.map_err(|_| {
             ToolError::internal(
                 "ARGUMENTS_REDECODE_FAILED",

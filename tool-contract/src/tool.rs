@@ -216,45 +216,15 @@ pub trait DynTool: Send + Sync + 'static {
     /// The contract.
     fn contract(&self) -> &'static ToolContract;
 
-    /// Deserializes `args`, runs the handler and serializes its output.
+    /// Deserializes `args`, runs the handler and serializes its output: the handler alone,
+    /// with no check of the output (a tool with a model view gives its full output).
     ///
     /// Arguments that do not deserialize give `INVALID_INPUT`/`ARGUMENTS_UNREADABLE`; callers are
-    /// expected to have validated them against the input schema first.
+    /// expected to have validated them against the input schema first. A `Deserialize` impl
+    /// that panics gives an `INTERNAL` error, as in the pipeline.
     fn call_value<'a>(
         &'a self,
         args: Value,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, Result<Value, ToolError>>;
-}
-
-impl<T: Tool> DynTool for T {
-    fn contract(&self) -> &'static ToolContract {
-        T::contract()
-    }
-
-    fn call_value<'a>(
-        &'a self,
-        args: Value,
-        ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, Result<Value, ToolError>> {
-        Box::pin(async move {
-            // The same (de)serializers the pipeline uses (from `&Value`, to JSON text), so a
-            // tool's types are not compiled against a second pair for this entry point.
-            let args = <T::Args as serde::Deserialize>::deserialize(&args).map_err(|_| {
-                ToolError::invalid_input(
-                    "ARGUMENTS_UNREADABLE",
-                    "the arguments do not match the input schema",
-                )
-            })?;
-            let output = self.call(args, ctx).await?;
-            let unserializable = || {
-                ToolError::internal(
-                    "OUTPUT_SERIALIZE_FAILED",
-                    "the tool produced an output that cannot be serialized",
-                )
-            };
-            let raw = serde_json::value::to_raw_value(&output).map_err(|_| unserializable())?;
-            serde_json::from_str(raw.get()).map_err(|_| unserializable())
-        })
-    }
 }

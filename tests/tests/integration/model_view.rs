@@ -256,3 +256,40 @@ async fn flow_control_records_what_the_model_saw() {
         "the full address was never shown to the model: {record}"
     );
 }
+
+/// `DynTool::call_value` runs the handler alone: the host gets the full output, never the
+/// view, and no output contract is applied (an output that breaks its schema still comes back).
+#[tokio::test]
+async fn call_value_gives_the_full_output_unchecked() {
+    use tool_contract::DynTool;
+    let ctx = ToolContext::default();
+    let full = LookupCustomer
+        .call_value(json!({"account": "A-1001"}), &ctx)
+        .await
+        .unwrap();
+    assert_eq!(
+        full,
+        json!({
+            "row_id": 48_113,
+            "account": "A-1001",
+            "name": "Kim Jiwoo",
+            "email": "jiwoo.kim@example.org",
+            "lifetime_value_cents": 2_500_000
+        })
+    );
+    let broken = LookupCustomer
+        .call_value(
+            json!({"account": "A-1001", "bad_output": true, "bad_view": true}),
+            &ctx,
+        )
+        .await
+        .unwrap();
+    assert_eq!(broken["lifetime_value_cents"], -1);
+    assert_eq!(broken["name"], "Bad View");
+    // Arguments that do not decode are refused as unreadable.
+    let err = LookupCustomer
+        .call_value(json!({"account": 7}), &ctx)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "ARGUMENTS_UNREADABLE");
+}

@@ -12,14 +12,14 @@
 //! | `scan` | the one scanner for the bytes JSON strings escape, shared by parser and writer |
 //! | `write` | tree → text, byte for byte what serde_json writes |
 //! | `to_tree` | a `Serialize` value (a handler's output) → tree, without text |
-//! | `from_tree` | tree → a `Deserialize` type (the tool's arguments), without a `Value` |
+//! | `from_tree` | tree → a `Deserialize` type (the tool's arguments on both engines), without a `Value` |
 //! | `repr` | the tree as jsonschema's `Json` representation, so compiled schemas check it |
 //!
 //! What the rest of the crate may rely on: a tree parsed from a text is the tree of the value
 //! `serde_json::from_str` gives for that text (and refuses what it refuses); the text written
 //! from a tree is the text `serde_json::to_string` writes for that value; decoding from a tree
-//! succeeds with the value decoding from the `Value` gives, or fails (never decodes something
-//! else); a schema gives a tree the verdict it gives the `Value`. Each of these is checked
+//! gives what decoding from the `Value` gives, the same value or an error with the same
+//! message; a schema gives a tree the verdict it gives the `Value`. Each of these is checked
 //! against serde_json or jsonschema's own representation by property tests here, and the
 //! pipeline's fast and full paths are compared end to end by `tests/tests/integration`.
 //! A tree is only ever used within one synchronous step (no `.await` while it lives).

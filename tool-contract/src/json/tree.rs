@@ -23,20 +23,21 @@ pub(crate) enum Tree<'a> {
 pub(crate) type MemberVec<'a> = bumpalo::collections::Vec<'a, (&'a str, Tree<'a>)>;
 
 impl<'a> Tree<'a> {
-    /// The tree of a value (a schema default added to the arguments), in `bump`.
-    pub(crate) fn from_value(value: &Value, bump: &'a Bump) -> Tree<'a> {
+    /// The tree of a value (a schema default added to the arguments, the full path's
+    /// arguments), its containers in `bump` and its strings borrowed from the value.
+    pub(crate) fn from_value(value: &'a Value, bump: &'a Bump) -> Tree<'a> {
         match value {
             Value::Null => Tree::Null,
             Value::Bool(b) => Tree::Bool(*b),
             Value::Number(n) => Tree::Number(n.clone()),
-            Value::String(s) => Tree::Str(bump.alloc_str(s)),
+            Value::String(s) => Tree::Str(s),
             Value::Array(items) => Tree::Array(
                 bump.alloc_slice_fill_iter(items.iter().map(|v| Tree::from_value(v, bump))),
             ),
             Value::Object(m) => Tree::Object(
                 bump.alloc_slice_fill_iter(
                     m.iter()
-                        .map(|(k, v)| (&*bump.alloc_str(k), Tree::from_value(v, bump))),
+                        .map(|(k, v)| (k.as_str(), Tree::from_value(v, bump))),
                 ),
             ),
         }

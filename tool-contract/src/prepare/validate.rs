@@ -59,7 +59,7 @@ impl<'a> Representation<'a> for Value {
         entry.input.is_valid(self)
     }
     fn decode(&self, entry: &Entry) -> Result<Decoded, NotAdmitted> {
-        match entry.runner.decode(self) {
+        match crate::entry::decode_value(&*entry.runner, self) {
             Ok(Ok(decoded)) => Ok(decoded),
             Ok(Err(msg)) => Err(NotAdmitted::Decode(msg)),
             Err(err) => Err(NotAdmitted::Hook(err)),
@@ -75,11 +75,11 @@ impl<'a> Representation<'a> for Tree<'a> {
         entry.input_tree.is_valid(self)
     }
     fn decode(&self, entry: &Entry) -> Result<Decoded, NotAdmitted> {
-        // The full path words every failure; the tree only needs to know that it failed.
-        entry
-            .runner
-            .decode_tree(self)
-            .ok_or(NotAdmitted::Decode(String::new()))
+        // A failure leaves the call to the full path, which words every refusal.
+        match entry.runner.decode(self) {
+            Ok(Ok(decoded)) => Ok(decoded),
+            Ok(Err(_)) | Err(_) => Err(NotAdmitted::Decode(String::new())),
+        }
     }
 }
 
