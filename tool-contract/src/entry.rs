@@ -51,10 +51,11 @@ impl<T: Tool> Runner for T {
     fn decode(&self, args: &Tree<'_>) -> Result<Result<Decoded, String>, ToolError> {
         // One deserializer for both paths: each argument type's `Deserialize` is compiled
         // once per tool, not once per representation.
-        guarded(|| {
-            T::Args::deserialize(FromTree(args))
-                .map(|a| Decoded(Box::new(a)))
-                .map_err(|e| e.to_string())
+        // Written as plain matches, here and in `guarded`: every combinator with a closure is
+        // one more generic instance per tool in the registering crate.
+        guarded(|| match T::Args::deserialize(FromTree(args)) {
+            Ok(a) => Ok(Decoded(Box::new(a))),
+            Err(e) => Err(e.to_string()),
         })
     }
 
@@ -71,10 +72,9 @@ impl<T: Tool> Runner for T {
 
     fn needs_approval(&self, args: &Decoded, ctx: &ToolContext) -> Result<bool, ToolError> {
         // A type mix-up cannot happen (each entry decodes its own args); fail safe regardless.
-        guarded(|| {
-            args.0
-                .downcast_ref::<T::Args>()
-                .is_none_or(|a| T::requires_approval(a, ctx))
+        guarded(|| match args.0.downcast_ref::<T::Args>() {
+            Some(a) => T::requires_approval(a, ctx),
+            None => true,
         })
     }
 
@@ -85,14 +85,13 @@ impl<T: Tool> Runner for T {
         output: &'a OutputContract,
     ) -> BoxFuture<'a, Result<CheckedOutput, ToolError>> {
         Box::pin(async move {
-            let args = *args.0.downcast::<T::Args>().map_err(|_| {
-                ToolError::internal(
-                    "ARGUMENTS_TYPE_MISMATCH",
-                    "the registry handed a tool arguments of another type",
-                )
-            })?;
-            let produced = self.call(args, ctx).await?;
-            T::deliver_output(&produced, output)
+            let Ok(args) = args.0.downcast::<T::Args>() else {
+                return Err(type_mismatch());
+            };
+            match self.call(*args, ctx).await {
+                Ok(produced) => T::deliver_output(&produced, output),
+                Err(err) => Err(err),
+            }
         })
     }
 }
@@ -187,13 +186,31 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, ToolError> {
     // The unwinding machinery is compiled once, behind `dyn`, not once per tool and step.
     let mut f = Some(f);
     let mut out = None;
-    catch(&mut || out = f.take().map(|f| f()));
-    out.ok_or_else(|| {
-        ToolError::internal(
-            "HOOK_PANICKED",
-            "the tool failed unexpectedly while checking the arguments",
-        )
-    })
+    catch(&mut || {
+        if let Some(f) = f.take() {
+            out = Some(f());
+        }
+    });
+    match out {
+        Some(out) => Ok(out),
+        None => Err(hook_panicked()),
+    }
+}
+
+#[cold]
+fn hook_panicked() -> ToolError {
+    ToolError::internal(
+        "HOOK_PANICKED",
+        "the tool failed unexpectedly while checking the arguments",
+    )
+}
+
+#[cold]
+fn type_mismatch() -> ToolError {
+    ToolError::internal(
+        "ARGUMENTS_TYPE_MISMATCH",
+        "the registry handed a tool arguments of another type",
+    )
 }
 
 /// Runs `f`, containing a panic; whether it returned is told by what it wrote.

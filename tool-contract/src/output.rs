@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bumpalo::Bump;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -125,8 +126,23 @@ impl OutputContract {
         output: &T,
         schema: &jsonschema::Validator<TreeJson>,
     ) -> Result<CheckedOutput, ToolError> {
-        let checked = crate::json::with_arena(|bump| {
-            let tree = crate::json::to_tree(output, bump)?;
+        // Only building the tree depends on the output's type; the rest is compiled once,
+        // behind `dyn`, not once per output type in the crate that registers the tools.
+        match self.deliver_tree(&mut |bump| crate::json::to_tree(output, bump), schema) {
+            Some(checked) => Ok(checked),
+            None => self.deliver_slow(output, schema),
+        }
+    }
+
+    /// The output's tree (in the thread's arena), its text written from it, and the check;
+    /// `None` when the output has no plain tree.
+    fn deliver_tree(
+        &self,
+        to_tree: &mut dyn for<'b> FnMut(&'b Bump) -> Option<Tree<'b>>,
+        schema: &jsonschema::Validator<TreeJson>,
+    ) -> Option<CheckedOutput> {
+        crate::json::with_arena(|bump| {
+            let tree = to_tree(bump)?;
             // Sized from this tool's longest text so far: one allocation, no regrowth.
             let mut text = String::with_capacity(self.text_len.load(Ordering::Relaxed));
             crate::json::write_tree(&mut text, &tree);
@@ -137,11 +153,7 @@ impl OutputContract {
             }
             let raw = crate::json::raw_value(text).ok()?;
             Some(self.check(raw, Some(&tree), schema))
-        });
-        match checked {
-            Some(checked) => Ok(checked),
-            None => self.deliver_slow(output, schema),
-        }
+        })
     }
 
     /// An output with no plain tree (`f32`s, 128-bit integers, non-finite floats, map keys
