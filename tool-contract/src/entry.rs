@@ -14,7 +14,7 @@ use crate::contract::ToolContract;
 use crate::error::{ToolError, ValidationIssue};
 use crate::flow::FlowPlan;
 use crate::json::{FromTree, Tree, TreeJson};
-use crate::output::{CheckedOutput, OutputContract};
+use crate::output::{unserializable, CheckedOutput, OutputContract};
 use crate::tool::{ArgField, BoxFuture, DynTool, Tool};
 
 /// Typed arguments, erased so one registry holds tools of different types.
@@ -137,23 +137,21 @@ pub(crate) fn call_value<'a>(
                 "the arguments do not match the input schema",
             )
         })?;
-        let unserializable = || {
-            ToolError::internal(
-                "OUTPUT_SERIALIZE_FAILED",
-                "the tool produced an output that cannot be serialized",
-            )
+        // It checks and caps nothing: `Invalid` and `TooLarge` cannot come back.
+        let Some(contract) = unchecked() else {
+            return Err(unserializable());
         };
-        let text = match runner.run(decoded, ctx, unchecked()?).await? {
+        let text = match runner.run(decoded, ctx, contract).await? {
             CheckedOutput::Valid(text, _) | CheckedOutput::Viewed { full: text, .. } => text,
-            // The contract checks nothing and caps nothing: neither can happen.
             CheckedOutput::Invalid(_) | CheckedOutput::TooLarge(_) => return Err(unserializable()),
         };
         serde_json::from_str(text.get()).map_err(|_| unserializable())
     })
 }
 
-/// An output contract that accepts any output (and any model view) of any size.
-fn unchecked() -> Result<&'static OutputContract, ToolError> {
+/// An output contract that accepts any output (and any model view) of any size; `None` only
+/// if jsonschema refused to compile the schema `true`.
+fn unchecked() -> Option<&'static OutputContract> {
     static UNCHECKED: OnceLock<Option<OutputContract>> = OnceLock::new();
     let anything = || {
         jsonschema::options_for::<TreeJson>()
@@ -171,12 +169,6 @@ fn unchecked() -> Result<&'static OutputContract, ToolError> {
             ))
         })
         .as_ref()
-        .ok_or_else(|| {
-            ToolError::internal(
-                "OUTPUT_SERIALIZE_FAILED",
-                "the tool's output could not be prepared",
-            )
-        })
 }
 
 /// Runs host code (a `Deserialize` impl, a semantic hook, an approval condition) on model

@@ -14,6 +14,15 @@ use crate::envelope::Provenance;
 use crate::error::ToolError;
 use crate::json::{Tree, TreeJson};
 
+/// The error for an output that cannot be serialized.
+#[cold]
+pub(crate) fn unserializable() -> ToolError {
+    ToolError::internal(
+        "OUTPUT_SERIALIZE_FAILED",
+        "the tool produced an output that cannot be serialized",
+    )
+}
+
 /// A handler's output after the check.
 ///
 /// Public only so the `#[tool]` expansion can name it (through `__private`); not API.
@@ -169,12 +178,7 @@ impl OutputContract {
     ) -> Result<CheckedOutput, ToolError> {
         serde_json::value::to_raw_value(output)
             .map(|raw| self.check(raw, None, schema))
-            .map_err(|_| {
-                ToolError::internal(
-                    "OUTPUT_SERIALIZE_FAILED",
-                    "the tool produced an output that cannot be serialized",
-                )
-            })
+            .map_err(|_| unserializable())
     }
 
     /// The contract on the one serialization that becomes the envelope's data: `tree` is that

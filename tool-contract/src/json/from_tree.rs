@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 
-use serde::de::value::{CowStrDeserializer, StrDeserializer, StringDeserializer};
+use serde::de::value::{CowStrDeserializer, MapDeserializer, StrDeserializer};
 use serde::de::{
     self, DeserializeSeed, Deserializer, Expected, MapAccess, SeqAccess, Unexpected, Visitor,
 };
@@ -147,10 +147,12 @@ impl<'de> Deserializer<'de> for FromTree<'_, 'de> {
     ) -> Result<V::Value, Error> {
         // serde_json's `RawValue` asks for its text by this name: it gets the value written
         // out, as serde_json writes it.
-        if name == RAW_VALUE_TOKEN {
+        if name == super::RAW_VALUE_TOKEN {
             let mut text = String::new();
             super::write_tree(&mut text, self.0);
-            return visitor.visit_map(RawText(Some(text)));
+            // The one-member map serde_json hands it, as `write::raw_value` builds one.
+            let raw = std::iter::once((super::RAW_VALUE_TOKEN, text));
+            return visitor.visit_map(MapDeserializer::<_, Error>::new(raw));
         }
         visitor.visit_newtype_struct(self)
     }
@@ -254,30 +256,6 @@ impl<'de> Deserializer<'de> for FromTree<'_, 'de> {
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         visitor.visit_unit()
-    }
-}
-
-/// The name serde_json's `RawValue` deserializes itself under.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
-
-/// The one-member map a `RawValue` reads its text from.
-struct RawText(Option<String>);
-
-impl<'de> MapAccess<'de> for RawText {
-    type Error = Error;
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Error> {
-        if self.0.is_none() {
-            return Ok(None);
-        }
-        seed.deserialize(StrDeserializer::<Error>::new(RAW_VALUE_TOKEN))
-            .map(Some)
-    }
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
-        let text = self.0.take().unwrap_or_default();
-        seed.deserialize(StringDeserializer::<Error>::new(text))
     }
 }
 

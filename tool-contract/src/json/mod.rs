@@ -45,6 +45,10 @@ pub(crate) use to_tree::to_tree;
 pub(crate) use tree::{MemberVec, Tree};
 pub(crate) use write::{raw_value, write_str, write_tree};
 
+/// The name serde_json's `RawValue` (de)serializes itself under, as a one-member struct or map
+/// holding its text: what the writer, the serializer and the deserializer all look for.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
 use std::borrow::Cow;
 use std::fmt;
 

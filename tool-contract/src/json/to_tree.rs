@@ -184,7 +184,7 @@ impl<'b> ser::Serializer for ToTree<'b> {
     }
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Map<'b>, NotATree> {
         // serde_json's RawValue serializes as this magic struct; its text is copied verbatim.
-        if name == "$serde_json::private::RawValue" {
+        if name == super::RAW_VALUE_TOKEN {
             return Err(NotATree);
         }
         self.serialize_map(Some(len))

@@ -64,10 +64,8 @@ pub(crate) fn raw_value(text: String) -> Result<Box<RawValue>, serde_json::Error
     handover(text).ok_or_else(|| serde::de::Error::custom("raw value handover refused"))
 }
 
-const MARKER: &str = "$serde_json::private::RawValue";
-
 fn handover(text: String) -> Option<Box<RawValue>> {
-    let map = MapDeserializer::<_, DeError>::new(std::iter::once((MARKER, text)));
+    let map = MapDeserializer::<_, DeError>::new(std::iter::once((super::RAW_VALUE_TOKEN, text)));
     Box::<RawValue>::deserialize(map).ok()
 }
 
