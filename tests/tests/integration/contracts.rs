@@ -208,5 +208,12 @@ fn contract_hash_changes_with_any_policy_field() {
 #[test]
 fn contracts_are_built_once() {
     assert!(std::ptr::eq(SendEmail::contract(), SendEmail::contract()));
+    // `contract()` is `#[inline]`: the copy compiled into the example crate (its toolset
+    // registers the tool there) and the one compiled here must share the one static.
+    let registered = tool_contract_examples::toolset()
+        .contracts()
+        .find(|c| c.name == "send_email")
+        .expect("the example toolset has send_email");
+    assert!(std::ptr::eq(registered, SendEmail::contract()));
     let _ = json!(null);
 }

@@ -315,6 +315,11 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
                 const NAME: &'static str = #name;
                 const VERSION: &'static str = #version;
 
+                // `#[inline]` here and on `call`: the contract's builder (both schemas, the
+                // field table) and the call are then compiled where a tool is registered or
+                // exported, not in every crate that only defines tools. The static stays one
+                // per tool wherever it is inlined.
+                #[inline]
                 fn contract() -> &'static #krate::ToolContract {
                     static __TC_CONTRACT: #krate::__private::OnceLock<#krate::ToolContract> =
                         #krate::__private::OnceLock::new();
@@ -327,6 +332,7 @@ pub fn expand_tool(attr: &ToolAttr, f: &ToolFn, checks: bool) -> TokenStream {
 
                 #requires_approval
 
+                #[inline]
                 fn call<'__tc_a>(
                     &'__tc_a self,
                     __tc_args: Self::Args,
