@@ -10,6 +10,7 @@
 //!
 //! ```text
 //! cargo run --release -p tool-contract-examples --bin build_time -- [--rounds 3] [--tools 50]
+//! cargo run --release -p tool-contract-examples --bin build_time -- --instructions [--tools 50]
 //! ```
 //!
 //! The crates live in `target/build-time`, a workspace of their own, so the repository's lock
@@ -17,6 +18,13 @@
 //! (`cargo clean -p`) and builds it again in the dev profile; the table reports the medians and
 //! each crate's ratio to the baseline measured in the same run, both as a ratio of the medians
 //! and as the median of each round's ratio (builds of one round ran under the same load).
+//!
+//! With `--instructions`, each crate is built once with `rustc` under valgrind's cachegrind
+//! (this program is cargo's `RUSTC_WRAPPER`, and wraps only the four crates), and the table
+//! gives the instructions each build executed: the same to within a thousandth from run to
+//! run, where CPU time moves by a tenth on a shared machine. It counts
+//! everything `rustc` does in user space (expansion, including the proc macros, type
+//! checking, code generation, all threads), and nothing of the kernel's or of memory stalls.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,9 +41,16 @@ const CRATES: [&str; 4] = [
     "bt_rmcp_router",
 ];
 
+/// Set for the `rustc` runs this program wraps: where cachegrind writes its counts.
+const WRAP_ENV: &str = "BUILD_TIME_CACHEGRIND_DIR";
+
 fn main() {
+    if let Some(dir) = std::env::var_os(WRAP_ENV) {
+        wrap_rustc(Path::new(&dir));
+    }
     let mut rounds = 3usize;
     let mut tools = 50usize;
+    let mut instructions = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut number = || -> usize {
@@ -46,6 +61,7 @@ fn main() {
         match arg.as_str() {
             "--rounds" => rounds = number().max(1),
             "--tools" => tools = number().max(1),
+            "--instructions" => instructions = true,
             "--help" | "-h" => usage(""),
             other => usage(&format!("unknown argument {other}")),
         }
@@ -66,6 +82,10 @@ fn main() {
     // built with other features than in a workspace build, and that must not be timed.
     for krate in CRATES {
         cargo(&dir, &["build", "--quiet", "-p", krate]);
+    }
+    if instructions {
+        count_instructions(&dir, tools);
+        return;
     }
 
     let mut wall: Vec<Vec<f64>> = vec![Vec::new(); CRATES.len()];
@@ -123,7 +143,7 @@ fn usage(problem: &str) -> ! {
     if !problem.is_empty() {
         eprintln!("build_time: {problem}");
     }
-    eprintln!("usage: build_time [--rounds N] [--tools N]");
+    eprintln!("usage: build_time [--rounds N] [--tools N] | --instructions [--tools N]");
     std::process::exit(if problem.is_empty() { 0 } else { 2 })
 }
 
@@ -134,11 +154,16 @@ fn median(values: &[f64]) -> f64 {
 }
 
 fn cargo(dir: &Path, args: &[&str]) {
+    cargo_with(dir, args, &[]);
+}
+
+fn cargo_with(dir: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) {
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(args)
         .current_dir(dir)
         // The generated workspace builds in its own target directory, not the caller's.
         .env_remove("CARGO_TARGET_DIR")
+        .envs(env.iter().copied())
         .status()
         .unwrap_or_else(|e| panic!("cargo {args:?}: {e}"));
     assert!(
@@ -327,4 +352,104 @@ pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
         out.push_str("}\n");
     }
     out
+}
+
+/// `--instructions`: one build of each crate with its `rustc` under cachegrind, this program as
+/// cargo's `RUSTC_WRAPPER`. Cargo does not rebuild dependencies for a new wrapper, and the
+/// wrapper passes every other crate's `rustc` through untouched.
+fn count_instructions(dir: &Path, tools: usize) {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        usage("--instructions needs valgrind (cachegrind), which did not run");
+    }
+    let out = dir.join("cachegrind");
+    std::fs::create_dir_all(&out).expect("create the cachegrind directory");
+    let exe = std::env::current_exe().expect("this program's path");
+    let mut counts = Vec::new();
+    for krate in CRATES {
+        let file = out.join(format!("{krate}.out"));
+        let _ = std::fs::remove_file(&file);
+        cargo(dir, &["clean", "--quiet", "-p", krate]);
+        cargo_with(
+            dir,
+            &["build", "--quiet", "-p", krate],
+            &[
+                ("RUSTC_WRAPPER", exe.as_os_str()),
+                (WRAP_ENV, out.as_os_str()),
+            ],
+        );
+        let count = cachegrind_total(&file).unwrap_or_else(|e| {
+            eprintln!("build_time: {e}");
+            std::process::exit(1)
+        });
+        eprintln!("build_time: {krate}: {count} instructions");
+        counts.push(count);
+    }
+    println!(
+        "\n{tools} tools, each a 7-field args struct, an enum and an output type; dev profile; \
+         dependencies built; instructions rustc executed for a clean build (cachegrind)\n"
+    );
+    println!("| crate | instructions | vs baseline |");
+    println!("|---|---:|---:|");
+    for (krate, count) in CRATES.iter().zip(&counts) {
+        println!(
+            "| {krate} | {count} | {:+.1}% |",
+            (*count as f64 / counts[0] as f64 - 1.0) * 100.0
+        );
+    }
+}
+
+/// The wrapper: `ARGS` is `RUSTC RUSTC_ARGS...`. The four generated crates run under
+/// cachegrind, writing `DIR/CRATE.out`; every other invocation (dependencies, cargo's probes
+/// of the compiler) runs as is. Exits with `rustc`'s status.
+fn wrap_rustc(dir: &Path) -> ! {
+    let mut args = std::env::args_os().skip(1);
+    let Some(rustc) = args.next() else {
+        eprintln!("build_time: run as RUSTC_WRAPPER without a compiler to wrap");
+        std::process::exit(2)
+    };
+    let args: Vec<_> = args.collect();
+    let krate = args
+        .windows(2)
+        .find(|pair| pair[0] == "--crate-name")
+        .and_then(|pair| pair[1].to_str())
+        .filter(|name| CRATES.contains(name));
+    let mut command = match krate {
+        Some(krate) => {
+            let mut command = Command::new("valgrind");
+            command
+                .arg("--tool=cachegrind")
+                .arg("--cache-sim=no")
+                // Cache sizes given, so cachegrind does not warn (before its log file is
+                // open, on the compiler's stderr) about the machine's; nothing is simulated.
+                .args(["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"])
+                .arg(format!(
+                    "--cachegrind-out-file={}",
+                    dir.join(format!("{krate}.out")).display()
+                ))
+                // Valgrind's own notes would reach cargo as compiler output.
+                .arg(format!(
+                    "--log-file={}",
+                    dir.join(format!("{krate}.log")).display()
+                ))
+                .arg(&rustc);
+            command
+        }
+        None => Command::new(&rustc),
+    };
+    let status = command.args(&args).status().unwrap_or_else(|e| {
+        eprintln!("build_time: cannot run {}: {e}", rustc.to_string_lossy());
+        std::process::exit(1)
+    });
+    std::process::exit(status.code().unwrap_or(1))
+}
+
+/// The instruction total of a cachegrind output file: its `summary:` line.
+fn cachegrind_total(file: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("no cachegrind output {}: {e}", file.display()))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("summary:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("{} has no summary line", file.display()))
 }
