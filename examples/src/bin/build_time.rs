@@ -22,9 +22,9 @@
 //! With `--instructions`, each crate is built once with `rustc` under valgrind's cachegrind
 //! (this program is cargo's `RUSTC_WRAPPER`, and wraps only the four crates), and the table
 //! gives the instructions each build executed: the same to within a thousandth from run to
-//! run, where CPU time moves by a tenth on a shared machine. It counts
-//! everything `rustc` does in user space (expansion, including the proc macros, type
-//! checking, code generation, all threads), and nothing of the kernel's or of memory stalls.
+//! run, where CPU time moves by a tenth on a shared machine. It counts everything `rustc` does
+//! in user space (expansion, including the proc macros, type checking, code generation, all
+//! threads), and nothing of the kernel's or of memory stalls.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
