@@ -76,6 +76,21 @@ pub struct ToolContext {
     deadline: Option<Instant>,
 }
 
+/// A built context's grants, by identity (see [`ToolContext::grants`]). What it points to is
+/// never changed once built. A weak reference keeps the allocation but not its contents (the
+/// extensions may hold credentials): the address cannot be reused while it is held, so a match
+/// is never another context built later at the same address.
+#[cfg(feature = "mcp")]
+pub(crate) struct Grants(std::sync::Weak<Shared>);
+
+#[cfg(feature = "mcp")]
+impl Grants {
+    /// Whether `ctx` shares these grants: then its capabilities and pins are these.
+    pub(crate) fn of(&self, ctx: &ToolContext) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&ctx.shared))
+    }
+}
+
 /// How a session pins a tool: which registered version its calls run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -153,6 +168,13 @@ impl ToolContext {
             deadline: Some(deadline.into()),
             ..self.clone()
         }
+    }
+    /// What decides which tools this context may see (its capabilities and pins), by
+    /// identity: every context cloned from one built context, or derived from it with
+    /// [`with_deadline`](Self::with_deadline), has the same grants.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn grants(&self) -> Grants {
+        Grants(Arc::downgrade(&self.shared))
     }
     /// The turn's shared tool budget, if any.
     pub fn budget(&self) -> Option<&Arc<Budget>> {
@@ -456,4 +478,28 @@ pub struct CallMeta {
     pub call_id: String,
     /// The 1-based attempt number.
     pub attempt: u32,
+}
+
+#[cfg(all(test, feature = "mcp"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_match_the_contexts_built_together_and_no_other() {
+        let ctx = ToolContext::builder().capability("orders:read").build();
+        let grants = ctx.grants();
+        assert!(grants.of(&ctx));
+        assert!(grants.of(&ctx.clone()));
+        assert!(grants.of(&ctx.with_deadline(Instant::now())));
+        // Equal grants built apart are not matched: identity, never a comparison of contents.
+        let twin = ToolContext::builder().capability("orders:read").build();
+        assert!(!grants.of(&twin));
+        // Once every context is gone, a context built next is never taken for it, though the
+        // allocator would hand out the freed address first.
+        drop(ctx);
+        for _ in 0..64 {
+            let next = ToolContext::builder().capability("orders:write").build();
+            assert!(!grants.of(&next));
+        }
+    }
 }

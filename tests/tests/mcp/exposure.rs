@@ -294,8 +294,10 @@ fn as_values(tools: &[Tool]) -> Vec<Value> {
 
 #[tokio::test]
 async fn each_session_is_listed_what_its_context_can_call_and_told_when_that_changes() {
-    // The host's provider answers from whatever context the test set last.
-    let current = Arc::new(Mutex::new(ToolContext::default()));
+    // The host's provider answers from whatever context the test set last, cloned: each
+    // context's calls share its grants, as a host that builds them once shares them.
+    let nobody = ToolContext::default();
+    let current = Arc::new(Mutex::new(nobody.clone()));
     let provided = Arc::clone(&current);
     let server = McpServer::new(order_registry(), move |_: &McpRequest<'_>| {
         Ok::<_, ToolError>(provided.lock().unwrap().clone())
@@ -383,6 +385,34 @@ async fn each_session_is_listed_what_its_context_can_call_and_told_when_that_cha
         1,
         "listed again: nothing stale"
     );
+
+    // Back to the first context, whose calls were already held against a list: the list is
+    // now the pinned one, so it changed.
+    *current.lock().unwrap() = nobody.clone();
+    let ping = || client.call_tool(call("ping_service", json!({})));
+    ping().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), handler.notified.notified())
+        .await
+        .expect("notifications/tools/list_changed arrives");
+    ping().await.unwrap();
+    assert_eq!(handler.changed.load(Ordering::SeqCst), 2);
+    // Listed with it, called with it: nothing stale.
+    let third = client.list_all_tools().await.unwrap();
+    assert_eq!(as_values(&third), as_values(&first));
+    ping().await.unwrap();
+    assert_eq!(handler.changed.load(Ordering::SeqCst), 2);
+    // Listed by the pinned context, then called by the first again: the session was told
+    // nothing of this list, so the first context's calls announce it, though they were
+    // checked before and nothing about that context changed.
+    *current.lock().unwrap() = pinned.clone();
+    let fourth = client.list_all_tools().await.unwrap();
+    assert_eq!(as_values(&fourth), as_values(&second));
+    *current.lock().unwrap() = nobody.clone();
+    ping().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), handler.notified.notified())
+        .await
+        .expect("notifications/tools/list_changed arrives for a list held by another context");
+    assert_eq!(handler.changed.load(Ordering::SeqCst), 3);
 
     client.cancel().await.unwrap();
     serving.await.unwrap().unwrap();

@@ -169,8 +169,15 @@ fn list_changed(server: &McpServer, ctx: &ToolContext) -> bool {
     let Some(shown) = &listed.shown else {
         return false;
     };
+    // A host that builds its callers' contexts once and clones them per call gives a session
+    // the same grants call after call: the view (one check per tool name) is worked out once.
+    if listed.checked.as_ref().is_some_and(|grants| grants.of(ctx)) {
+        return false;
+    }
     let key = server.inner.exposure.key(ctx);
-    if *shown == key || listed.announced.as_ref() == Some(&key) {
+    let unchanged = *shown == key || listed.announced.as_ref() == Some(&key);
+    listed.checked = Some(ctx.grants());
+    if unchanged {
         return false;
     }
     listed.announced = Some(key);

@@ -296,6 +296,9 @@ pub struct McpServer {
 struct Listed {
     shown: Option<exposure::ViewKey>,
     announced: Option<exposure::ViewKey>,
+    /// The grants whose view was last held against `shown`: a call with the same grants has
+    /// the same view, and the answer cannot have changed since (a new list resets it).
+    checked: Option<crate::context::Grants>,
 }
 
 struct Inner {
@@ -637,6 +640,7 @@ impl ServerHandler for McpServer {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         listed.shown = Some(key);
         listed.announced = None;
+        listed.checked = Some(ctx.grants());
         drop(listed);
         let mut result = ListToolsResult::with_all_items(tools);
         if is_2026_07_28(context.protocol_version().as_ref()) {
