@@ -1,4 +1,4 @@
-//! What `#[tool]` costs a user's build: writes three crates of the same tools and times a
+//! What `#[tool]` costs a user's build: writes five crates of the same tools and times a
 //! clean build of each, in alternating rounds, with their dependencies already built.
 //!
 //! - `bt_baseline`: each tool's args struct (7 fields), an enum and an output type, with serde and
@@ -6,7 +6,13 @@
 //! - `bt_tool_contract`: the same plus `#[derive(ToolArgs)]` and `#[tool(...)]`;
 //! - `bt_tool_contract_served`: the same and a `Toolset` of them (registering a tool is what
 //!   instantiates the pipeline's steps for its types: decoding, output checks);
-//! - `bt_rmcp_router`: the same tools served by rmcp's `#[tool_router]` (the MCP SDK's own macros).
+//! - `bt_rmcp_router`: the same tools under rmcp's `#[tool_router]` (the MCP SDK's own macros),
+//!   as `#[tool]` declares them: the router function the macro writes is private and nothing
+//!   calls it, so only each tool's metadata (its schemas) is compiled;
+//! - `bt_rmcp_served`: the same, and served: a public constructor builds the router and a
+//!   `#[tool_handler]` implements `ServerHandler` with it, which is what compiles each tool's
+//!   call (decoding `Parameters`, serializing `Json`). Its counterpart is
+//!   `bt_tool_contract_served`.
 //!
 //! ```text
 //! cargo run --release -p tool-contract-examples --bin build_time -- [--rounds 3] [--tools 50]
@@ -20,7 +26,7 @@
 //! and as the median of each round's ratio (builds of one round ran under the same load).
 //!
 //! With `--instructions`, each crate is built once with `rustc` under valgrind's cachegrind
-//! (this program is cargo's `RUSTC_WRAPPER`, and wraps only the four crates), and the table
+//! (this program is cargo's `RUSTC_WRAPPER`, and wraps only the generated crates), and the table
 //! gives the instructions each build executed: the same to within a thousandth from run to
 //! run, where CPU time moves by a tenth on a shared machine. It counts everything `rustc` does
 //! in user space (expansion, including the proc macros, type checking, code generation, all
@@ -34,11 +40,12 @@ use std::time::Instant;
 use tool_contract_examples::proc_stat::{ticks_to_secs, CpuTicks};
 
 // Named apart from every dependency: `cargo clean -p` must clean these crates only.
-const CRATES: [&str; 4] = [
+const CRATES: [&str; 5] = [
     "bt_baseline",
     "bt_tool_contract",
     "bt_tool_contract_served",
     "bt_rmcp_router",
+    "bt_rmcp_served",
 ];
 
 /// Set for the `rustc` runs this program wraps: where cachegrind writes its counts.
@@ -188,7 +195,7 @@ fn write_workspace(dir: &Path, repo: &Path, tools: usize) {
         &format!(
             r#"[workspace]
 resolver = "2"
-members = ["bt_baseline", "bt_tool_contract", "bt_tool_contract_served", "bt_rmcp_router"]
+members = ["bt_baseline", "bt_tool_contract", "bt_tool_contract_served", "bt_rmcp_router", "bt_rmcp_served"]
 
 [workspace.dependencies]
 serde = {{ version = "1", features = ["derive"] }}
@@ -217,6 +224,10 @@ rmcp = {{ version = "3.11", default-features = false, features = ["server", "mac
             "bt_rmcp_router",
             "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
         ),
+        (
+            "bt_rmcp_served",
+            "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
+        ),
     ] {
         write(
             &dir.join(krate).join("Cargo.toml"),
@@ -237,7 +248,7 @@ fn source(krate: &str, tools: usize) -> String {
         "bt_tool_contract" | "bt_tool_contract_served" => {
             out.push_str("use tool_contract::{tool, ToolArgs, ToolError};\n")
         }
-        "bt_rmcp_router" => out.push_str(
+        "bt_rmcp_router" | "bt_rmcp_served" => out.push_str(
             "use rmcp::handler::server::wrapper::{Json, Parameters};\nuse rmcp::{tool, tool_router};\n\n#[derive(Clone)]\npub struct Server {\n    router: rmcp::handler::server::router::tool::ToolRouter<Server>,\n}\n",
         ),
         _ => out.push_str("#[derive(Debug)]\npub struct ToolError;\n"),
@@ -311,7 +322,7 @@ pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
 "#
                 );
             }
-            "bt_rmcp_router" => {}
+            "bt_rmcp_router" | "bt_rmcp_served" => {}
             _ => {
                 let _ = write!(
                     out,
@@ -326,8 +337,8 @@ pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
         }
     }
     if krate == "bt_tool_contract_served" {
-        // Served, as the rmcp crate's router serves its tools: registering is what
-        // instantiates the pipeline's steps for each tool.
+        // Served, as `bt_rmcp_served` serves its tools: registering is what instantiates the
+        // pipeline's steps for each tool.
         out.push_str(
             "\npub fn toolset() -> tool_contract::Toolset {\n    tool_contract::Toolset::new()",
         );
@@ -336,7 +347,7 @@ pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
         }
         out.push_str("\n}\n");
     }
-    if krate == "bt_rmcp_router" {
+    if krate.starts_with("bt_rmcp") {
         out.push_str("\n#[tool_router]\nimpl Server {\n");
         for i in 0..tools {
             let _ = write!(
@@ -350,6 +361,13 @@ pub async fn search_{i}(args: Args{i}) -> Result<Output{i}, ToolError> {{
             );
         }
         out.push_str("}\n");
+    }
+    if krate == "bt_rmcp_served" {
+        // What serving takes: `tool_router()` is private, so without a caller rustc compiles
+        // none of the routes it builds, nor the handler that calls them.
+        out.push_str(
+            "\nimpl Server {\n    pub fn new() -> Server {\n        Server { router: Server::tool_router() }\n    }\n}\n\n#[rmcp::tool_handler(router = self.router)]\nimpl rmcp::ServerHandler for Server {}\n",
+        );
     }
     out
 }
@@ -398,7 +416,7 @@ fn count_instructions(dir: &Path, tools: usize) {
     }
 }
 
-/// The wrapper: `ARGS` is `RUSTC RUSTC_ARGS...`. The four generated crates run under
+/// The wrapper: `ARGS` is `RUSTC RUSTC_ARGS...`. The generated crates run under
 /// cachegrind, writing `DIR/CRATE.out`; every other invocation (dependencies, cargo's probes
 /// of the compiler) runs as is. Exits with `rustc`'s status.
 fn wrap_rustc(dir: &Path) -> ! {
