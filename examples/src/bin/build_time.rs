@@ -190,12 +190,14 @@ fn write(path: &Path, text: &str) {
 
 fn write_workspace(dir: &Path, repo: &Path, tools: usize) {
     let tc = repo.join("tool-contract");
+    // A TOML array of strings reads as Rust's debug form of the names.
+    let members = CRATES;
     write(
         &dir.join("Cargo.toml"),
         &format!(
             r#"[workspace]
 resolver = "2"
-members = ["bt_baseline", "bt_tool_contract", "bt_tool_contract_served", "bt_rmcp_router", "bt_rmcp_served"]
+members = {members:?}
 
 [workspace.dependencies]
 serde = {{ version = "1", features = ["derive"] }}
@@ -207,28 +209,14 @@ rmcp = {{ version = "3.11", default-features = false, features = ["server", "mac
             tc.display()
         ),
     );
-    for (krate, deps) in [
-        (
-            "bt_baseline",
-            "serde.workspace = true\nschemars.workspace = true\n",
-        ),
-        (
-            "bt_tool_contract",
-            "serde.workspace = true\nschemars.workspace = true\ntool-contract.workspace = true\n",
-        ),
-        (
-            "bt_tool_contract_served",
-            "serde.workspace = true\nschemars.workspace = true\ntool-contract.workspace = true\n",
-        ),
-        (
-            "bt_rmcp_router",
-            "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
-        ),
-        (
-            "bt_rmcp_served",
-            "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
-        ),
-    ] {
+    for krate in CRATES {
+        let deps = match krate {
+            "bt_baseline" => "serde.workspace = true\nschemars.workspace = true\n",
+            "bt_tool_contract" | "bt_tool_contract_served" => {
+                "serde.workspace = true\nschemars.workspace = true\ntool-contract.workspace = true\n"
+            }
+            _ => "serde.workspace = true\nserde_json.workspace = true\nschemars.workspace = true\nrmcp.workspace = true\n",
+        };
         write(
             &dir.join(krate).join("Cargo.toml"),
             &format!(
